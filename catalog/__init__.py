@@ -1,0 +1,1 @@
+"""Catalog service (FastAPI + SQLAlchemy 2): publish, search, autocomplete, manifests."""

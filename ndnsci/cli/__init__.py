@@ -1,0 +1,48 @@
+"""The ``ndnsci`` command line.
+
+Each sub-command lives in its own module exposing ``register(subparsers)``; heavy libraries are
+imported inside the command that needs them, so ``ndnsci --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+
+# sub-command -> module, in the order ``ndnsci --help`` lists them
+COMMANDS = {
+    "translate": "ndnsci.cli.translate",
+    "inspect": "ndnsci.cli.inspect",
+    "scan": "ndnsci.cli.scan",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ndnsci",
+        description="Find science data by what it is and fetch it over Named Data Networking.",
+    )
+    parser.add_argument("--version", action="version", version=f"ndnsci {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS.values():
+        importlib.import_module(module).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ndnsci`` console script; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (``ndnsci translate ... | head``): not an error of ours
+        sys.stderr.close()
+        return 0
+    return code

@@ -1,0 +1,140 @@
+"""`ndnsci translate`: the JSON-lines contract other tools rely on."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ndnsci.cli import main
+
+KEYS = ["input", "ok", "scheme", "name", "filename", "facets", "corrections", "error"]
+CMIP5_FILE = "tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc"
+CMIP6_FILE = "tas_Amon_IPSL-CM6A-LR_historical_r1i1p1f1_gr_185001-201412.nc"
+CMS_LFN = (
+    "/store/data/Run2010A/Cosmics/RECO/v4/000/143/316/0000/F65F4AFE-14AC-DF11-B3BE-00215E21F32E.root"
+)
+DATA = Path(__file__).parents[1] / "data"
+NDNSCI = Path(sys.executable).with_name("ndnsci")
+
+
+def _json_lines(text):
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_json_gives_one_object_per_input_in_order_with_the_contract_keys(capsys):
+    inputs = [CMS_LFN, "not a science file", CMIP5_FILE, CMIP6_FILE]
+    code = main(["translate", "--json", *inputs])
+    records = _json_lines(capsys.readouterr().out)
+    assert [r["input"] for r in records] == inputs
+    assert all(list(r) == KEYS for r in records)
+    assert [r["scheme"] for r in records] == ["cms", None, "cmip5", "cmip6"]
+    assert [r["ok"] for r in records] == [True, False, True, True]
+    assert records[1]["error"]["code"] == "unknown-scheme"
+    assert records[1]["name"] is None
+    assert records[0]["name"] == "/CMS" + CMS_LFN
+    assert code == 1  # one input could not be named
+
+
+def test_facet_keys_are_the_documented_ones(capsys):
+    main(["translate", "--json", CMIP5_FILE, CMIP6_FILE, CMS_LFN])
+    cmip5, cmip6, cms = _json_lines(capsys.readouterr().out)
+    assert list(cmip5["facets"]) == [
+        "activity", "product", "institute", "model", "experiment", "frequency", "realm",
+        "table", "ensemble", "version", "variable", "time_range", "geo",
+    ]  # fmt: skip
+    assert list(cmip6["facets"]) == [
+        "mip_era", "activity_id", "institution_id", "source_id", "experiment_id", "member_id",
+        "table_id", "variable_id", "grid_label", "version", "time_range",
+    ]  # fmt: skip
+    assert list(cms["facets"]) == [
+        "area", "era", "primary_dataset", "tier", "processing", "counter", "filename",
+    ]  # fmt: skip
+    assert cmip5["facets"]["model"] == "HadCM3"
+    assert cmip5["facets"]["geo"] is None
+
+
+def test_all_named_exits_zero(capsys):
+    assert main(["translate", "--json", CMIP5_FILE]) == 0
+
+
+def test_forced_scheme_that_does_not_fit_is_an_error(capsys):
+    main(["translate", "--json", "--scheme", "cms", CMIP5_FILE])
+    (record,) = _json_lines(capsys.readouterr().out)
+    assert record["ok"] is False
+    assert record["scheme"] == "cms"
+
+
+def test_unknown_scheme_is_a_usage_error(capsys):
+    assert main(["translate", "--scheme", "cmip7", CMIP5_FILE]) == 2
+    assert "valid schemes: cmip5, cmip6, cms" in capsys.readouterr().err
+
+
+def test_reverse_prints_the_original_file_name(capsys):
+    main(["translate", "--json", CMIP5_FILE])
+    name = json.loads(capsys.readouterr().out)["name"]
+    assert main(["translate", "--reverse", "--json", name]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["filename"] == CMIP5_FILE
+    assert record["facets"]["model"] == "HadCM3"
+    main(["translate", "--reverse", name])
+    assert CMIP5_FILE in capsys.readouterr().out
+
+
+def test_table_output_is_readable(capsys):
+    main(["translate", CMIP5_FILE, "junk"])
+    captured = capsys.readouterr()
+    assert "/CMIP5/" in captured.out
+    assert "unknown-scheme" in captured.out
+    assert "2 inputs: 1 named" in captured.err
+
+
+def test_a_directory_is_walked(capsys):
+    main(["translate", "--json", str(DATA / "netcdf" / "cmip5")])
+    records = _json_lines(capsys.readouterr().out)
+    assert len(records) == 33
+    assert sum(r["ok"] for r in records) >= 32
+
+
+def test_stdin_streams_and_keeps_order(tmp_path):
+    lines = [CMIP5_FILE, "", "junk", CMS_LFN] * 5000
+    proc = subprocess.run(
+        [str(NDNSCI), "translate", "--stdin", "--json"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    records = _json_lines(proc.stdout)
+    assert [r["input"] for r in records] == [line for line in lines if line]
+    assert proc.returncode == 1
+
+
+def test_stdin_answers_each_line_before_the_input_ends():
+    # a caller may write one name, wait for its answer, then write the next
+    proc = subprocess.Popen(
+        [str(NDNSCI), "translate", "--json"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for text in (CMIP5_FILE, CMS_LFN):
+            proc.stdin.write(text + "\n")
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["input"] == text
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.parametrize("raw", [b"\xff\xfe/store/x\x00.root\n", b"\r\n\r\n", b"a" * 100000 + b"\n"])
+def test_hostile_input_bytes_never_crash(raw):
+    proc = subprocess.run(
+        [str(NDNSCI), "translate", "--stdin", "--json"], input=raw, capture_output=True, timeout=60
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert b"Traceback" not in proc.stderr
+    for line in proc.stdout.splitlines():
+        assert list(json.loads(line)) == KEYS

@@ -1,0 +1,65 @@
+import pytest
+
+from ndnsci.translators import (
+    Translator,
+    UnknownSchemeError,
+    get_translator,
+    list_schemes,
+    reverse,
+    translate,
+)
+
+
+def test_builtin_schemes_are_registered_through_entry_points():
+    assert {"cmip5", "cmip6", "cms"} <= set(list_schemes())
+    for scheme in list_schemes():
+        translator = get_translator(scheme)
+        assert isinstance(translator, Translator)
+        assert translator.scheme == scheme
+
+
+def test_unknown_scheme_lists_the_valid_ones():
+    with pytest.raises(UnknownSchemeError) as info:
+        get_translator("cmip7")
+    assert "cmip5, cmip6, cms" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "scheme"),
+    [
+        ("tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc", "cmip5"),
+        ("/badc/cmip5/data/cmip5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/"
+         "v20110823/tas/tas_Amon_HadCM3_historical_r1i1p1_185912-188411.nc", "cmip5"),
+        ("tas_Amon_IPSL-CM6A-LR_historical_r1i1p1f1_gr_185001-201412.nc", "cmip6"),
+        ("/store/mc/RunIISummer20UL18NanoAODv9/TTTo2L2Nu_TuneCP5_13TeV-powheg-pythia8/"
+         "NANOAODSIM/106X_upgrade2018_realistic_v16_L1v1-v1/280000/0C9E1F2B.root", "cms"),
+    ],
+)
+def test_auto_detection_picks_the_scheme(text, scheme):
+    result = translate(text)
+    assert result.ok, result.error
+    assert result.scheme == scheme
+    assert set(result.facets) == set(get_translator(scheme).facet_keys)
+
+
+@pytest.mark.parametrize("text", ["", "hello.txt", "\x00\x01", "/" * 5000, "README"])
+def test_unrecognised_input_is_a_structured_error(text):
+    result = translate(text)
+    assert not result.ok
+    assert result.error is not None and result.error.code
+    assert result.to_dict()["ok"] is False
+
+
+def test_reverse_dispatches_on_the_root_component():
+    name = translate("tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc").name
+    assert name is not None and name.startswith("/CMIP5/")
+    back = reverse(name)
+    assert back.ok
+    assert back.filename == "tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc"
+
+
+def test_reverse_of_an_unknown_root_is_a_structured_error():
+    back = reverse("/NOAA/x/y.nc")
+    assert not back.ok
+    assert back.error is not None and back.error.code == "unknown-root"
+    assert "/CMIP5" in back.error.message

@@ -1,0 +1,117 @@
+"""The contract every naming scheme shares: a translation result and the translator interface.
+
+A translator turns an input (a file name, a path under any root, an ESGF id, an LFN) into a
+hierarchical NDN name plus facets, recording each correction it applied, or returns a structured
+error. It never raises on bad input: the error is part of the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+Facets = dict[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """One correction rule applied to make a name canonical.
+
+    ``rule`` is a stable identifier (documented in docs/naming.md); ``message`` says what changed,
+    e.g. ``"'_clim' -> '-clim'"``.
+    """
+
+    rule: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationError:
+    """Why an input cannot be named: a stable ``code`` and a message a person can act on."""
+
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(slots=True)
+class Translation:
+    """The result of translating one input (or reversing one NDN name).
+
+    ``ok`` is true exactly when ``name`` is set and ``error`` is None.
+    """
+
+    input: str
+    scheme: str | None
+    name: str | None = None
+    filename: str | None = None
+    facets: Facets = field(default_factory=dict)
+    corrections: list[Correction] = field(default_factory=list)
+    error: TranslationError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.name is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``ndnsci translate --json`` (key order is part of the contract)."""
+        return {
+            "input": self.input,
+            "ok": self.ok,
+            "scheme": self.scheme,
+            "name": self.name,
+            "filename": self.filename,
+            "facets": self.facets,
+            "corrections": [c.to_dict() for c in self.corrections],
+            "error": None if self.error is None else self.error.to_dict(),
+        }
+
+
+def failure(input: str, scheme: str | None, code: str, message: str) -> Translation:
+    """A failed translation carrying a structured error."""
+    return Translation(input=input, scheme=scheme, error=TranslationError(code, message))
+
+
+class Translator:
+    """Base class of a naming scheme, registered under the ``ndnsci.translators`` entry points.
+
+    Subclasses set the class attributes and implement :meth:`translate` and :meth:`reverse`.
+    Neither method may raise on bad input; they return a failed :class:`Translation` instead.
+    """
+
+    #: scheme identifier used on the command line (``--scheme``) and in results
+    scheme: ClassVar[str]
+    #: first component of every NDN name of this scheme, e.g. ``"CMIP5"``
+    root: ClassVar[str]
+    #: facet keys, in order; every result carries all of them (absent ones are None)
+    facet_keys: ClassVar[tuple[str, ...]]
+    #: one line for listings
+    description: ClassVar[str] = ""
+
+    def guess(self, text: str) -> int:
+        """How likely ``text`` is of this scheme, 0 (not at all) to 100, for ``--scheme auto``.
+
+        Must be cheap: it runs for every translator on every input.
+        """
+        raise NotImplementedError
+
+    def translate(self, text: str, attributes: Mapping[str, Any] | None = None) -> Translation:
+        """Translate a file name or path into an NDN name.
+
+        ``attributes`` are the file's netCDF global attributes when known; they fill components
+        the name and path do not carry and are checked against them.
+        """
+        raise NotImplementedError
+
+    def reverse(self, name: str) -> Translation:
+        """NDN name -> original file name and facets (``Translation.input`` is the name)."""
+        raise NotImplementedError
+
+    def empty_facets(self) -> Facets:
+        return dict.fromkeys(self.facet_keys)
