@@ -8,6 +8,7 @@ Exit status: 0 when every input was named, 1 when some could not be, 2 on a usag
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -87,8 +88,12 @@ def make_converter(args: argparse.Namespace) -> Callable[[str], Translation]:
 
     def with_metadata(text: str) -> Translation:
         attributes = None
-        if os.path.isfile(text):
-            attributes = netcdf.read_global_attributes(text)
+        # CMS .root files and other non-netCDF files are named from their path alone
+        if ".nc" in os.path.basename(text) and os.path.isfile(text):
+            try:
+                attributes = netcdf.read_global_attributes(text)
+            except netcdf.MetadataError as exc:
+                print(f"ndnsci: {exc} [{exc.code}]; named from its path only", file=sys.stderr)
         return translate(text, scheme, attributes)
 
     return with_metadata
@@ -108,7 +113,7 @@ def _input_chunks(args: argparse.Namespace) -> Iterator[list[str]]:
 
 
 def _stdin_chunks() -> Iterator[list[str]]:
-    stream = sys.stdin.buffer
+    stream: io.BufferedReader = sys.stdin.buffer  # type: ignore[assignment]
     pending = b""
     while True:
         data = stream.read1(1 << 16)  # whatever is available, without waiting for a full buffer
