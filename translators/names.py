@@ -13,6 +13,7 @@ from urllib.parse import quote, unquote
 
 _SAFE = "-._~"
 _NEEDS_ESCAPE = re.compile(r"[^A-Za-z0-9\-._~]")
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def escape_component(text: str) -> str:
@@ -31,6 +32,9 @@ def unescape_component(text: str) -> str:
             raise ValueError(f"invalid name component {text!r}: periods-only needs 3 or more")
         return text[3:]
     if "%" in text:
+        # one spelling per component: a '%' not followed by two hex digits is not an escape
+        if _BAD_ESCAPE.search(text) is not None:
+            raise ValueError(f"invalid percent-escape in name component {text!r}")
         return unquote(text, errors="strict")
     return text
 
