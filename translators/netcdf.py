@@ -470,10 +470,12 @@ def _open_failure(path: str, head: bytes, size: int, exc: OSError | RuntimeError
         if declared is not None and size < declared:
             return _truncated(path, size, declared)
         return MetadataError("unreadable", f"corrupt netCDF-4/HDF5 file ({reason})", path)
-    if errno == _NC_ENOTNC:
-        return MetadataError("not-netcdf", f"not a netCDF file ({_describe(head)})", path)
     if head[:4] in _CLASSIC_VERSIONS:
         return MetadataError("unreadable", f"corrupt netCDF classic file ({reason})", path)
+    # decided by the signature, not only by the library's errno, which depends on what the
+    # library opened before (HDF5 error state)
+    if errno == _NC_ENOTNC or not head.startswith(b"CDF"):
+        return MetadataError("not-netcdf", f"not a netCDF file ({_describe(head)})", path)
     return MetadataError("unreadable", f"the netCDF library cannot read it ({reason})", path)
 
 

@@ -66,12 +66,16 @@ def get_translator(scheme: str) -> Translator:
     return cls()
 
 
+@functools.cache
+def _all_translators() -> tuple[Translator, ...]:
+    return tuple(get_translator(scheme) for scheme in _classes())
+
+
 def detect(text: str) -> Translator | None:
     """The translator most likely to understand ``text``, or None when none claims it."""
     best: Translator | None = None
     best_score = 0
-    for scheme in _classes():
-        translator = get_translator(scheme)
+    for translator in _all_translators():
         score = translator.guess(text)
         if score > best_score:
             best, best_score = translator, score
@@ -110,9 +114,8 @@ def reverse(name: str) -> Translation:
     """NDN name -> original file name and facets; the scheme comes from the first component."""
     name = name.strip()
     root = name.removeprefix("ndn:").lstrip("/").split("/", 1)[0]
-    for scheme in _classes():
-        translator = get_translator(scheme)
+    for translator in _all_translators():
         if translator.root == root:
             return translator.reverse(name)
-    roots = ", ".join(sorted("/" + get_translator(s).root for s in _classes()))
+    roots = ", ".join(sorted("/" + t.root for t in _all_translators()))
     return failure(name, None, "unknown-root", f"names start with one of {roots}, got {name!r}")

@@ -13,7 +13,8 @@ KEYS = ["input", "ok", "scheme", "name", "filename", "facets", "corrections", "e
 CMIP5_FILE = "tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc"
 CMIP6_FILE = "tas_Amon_IPSL-CM6A-LR_historical_r1i1p1f1_gr_185001-201412.nc"
 CMS_LFN = (
-    "/store/data/Run2010A/Cosmics/RECO/v4/000/143/316/0000/F65F4AFE-14AC-DF11-B3BE-00215E21F32E.root"
+    "/store/data/Run2010A/Cosmics/RECO/v4/000/143/316/0000/"
+    "F65F4AFE-14AC-DF11-B3BE-00215E21F32E.root"
 )
 DATA = Path(__file__).parents[1] / "data"
 NDNSCI = Path(sys.executable).with_name("ndnsci")

@@ -30,7 +30,9 @@ def test_build_and_split_are_inverse():
     assert split_name("ndn:" + name + "/") == components
 
 
-@pytest.mark.parametrize("bad", ["CMIP5/x", "/CMIP5/..", "/CMIP5/v=3", "/x/%ff", "/x/%ZZ", "/x/a%2"])
+@pytest.mark.parametrize(
+    "bad", ["CMIP5/x", "/CMIP5/..", "/CMIP5/v=3", "/x/%ff", "/x/%ZZ", "/x/a%2"]
+)
 def test_split_rejects_what_is_not_a_name_of_generic_components(bad):
     with pytest.raises(ValueError):
         split_name(bad)

@@ -28,11 +28,17 @@ def test_unknown_scheme_lists_the_valid_ones():
     ("text", "scheme"),
     [
         ("tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc", "cmip5"),
-        ("/badc/cmip5/data/cmip5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/"
-         "v20110823/tas/tas_Amon_HadCM3_historical_r1i1p1_185912-188411.nc", "cmip5"),
+        (
+            "/badc/cmip5/data/cmip5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/"
+            "v20110823/tas/tas_Amon_HadCM3_historical_r1i1p1_185912-188411.nc",
+            "cmip5",
+        ),
         ("tas_Amon_IPSL-CM6A-LR_historical_r1i1p1f1_gr_185001-201412.nc", "cmip6"),
-        ("/store/mc/RunIISummer20UL18NanoAODv9/TTTo2L2Nu_TuneCP5_13TeV-powheg-pythia8/"
-         "NANOAODSIM/106X_upgrade2018_realistic_v16_L1v1-v1/280000/0C9E1F2B.root", "cms"),
+        (
+            "/store/mc/RunIISummer20UL18NanoAODv9/TTTo2L2Nu_TuneCP5_13TeV-powheg-pythia8/"
+            "NANOAODSIM/106X_upgrade2018_realistic_v16_L1v1-v1/280000/0C9E1F2B.root",
+            "cms",
+        ),
     ],
 )
 def test_auto_detection_picks_the_scheme(text, scheme):
