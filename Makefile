@@ -5,9 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test demo lint typecheck bench clean
+.PHONY: setup system test demo lint typecheck bench clean
 
-setup: $(STAMP)
+setup: $(STAMP) system
+
+# System parts the suite runs for real: the PostgreSQL server (the tests start their own
+# throwaway cluster on loopback). Each script is idempotent and fast when there is nothing to do.
+system:
+	deploy/postgres/install.sh
 
 # Re-install only when the packaging metadata changed; the install is editable.
 $(STAMP): pyproject.toml

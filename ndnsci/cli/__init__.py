@@ -18,6 +18,8 @@ COMMANDS = {
     "translate": "ndnsci.cli.translate",
     "inspect": "ndnsci.cli.inspect",
     "scan": "ndnsci.cli.scan",
+    "catalog": "ndnsci.cli.catalog",
+    "publish": "ndnsci.cli.publish",
 }
 
 

@@ -1,0 +1,1 @@
+"""REST API of the catalog, mounted under /api/v1."""

@@ -1,0 +1,153 @@
+"""One file's record, retraction, and manifests of many files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ....translators.names import split_name
+from ...database import SessionDep
+from ...errors import CatalogError, NotFoundError
+from ...ingest import chunks, retract
+from ...models import File, FileHistory, table
+from ...query import Search, normalize_prefix, parse_params, time_bound
+from ...records import RecordError, normalize_name
+from ...schemas import FileRecord, ManifestRequest, RetractResponse
+from ..deps import TokenDep, errors
+
+router = APIRouter(tags=["files"])
+
+
+def _name(path: str) -> str:
+    """The canonical name from the URL path (clients percent-encode the NDN URI once)."""
+    try:
+        return normalize_name("/" + path.lstrip("/"))
+    except RecordError as exc:
+        raise CatalogError(exc.message) from None
+
+
+@router.get(
+    "/files/{name:path}",
+    operation_id="get_file",
+    response_model=FileRecord,
+    responses=errors(400, 404, 422),
+)
+def get_file(name: str, session: SessionDep) -> FileRecord:
+    """The full record: facets, corrections applied by the translator, extracted metadata."""
+    canonical = _name(name)
+    row = session.execute(select(table(File)).where(File.name == canonical)).mappings().first()
+    if row is None:
+        raise NotFoundError(f"no file named {canonical!r}")
+    history = session.execute(
+        select(FileHistory.version, FileHistory.seq, FileHistory.replaced_at, FileHistory.record)
+        .where(FileHistory.name == canonical)
+        .order_by(FileHistory.seq.desc())
+        .limit(100)
+    ).all()
+    return FileRecord.model_validate(
+        {
+            **row,
+            "history": [
+                {
+                    "version": version,
+                    "seq": seq,
+                    "replaced_at": at,
+                    "size": record.get("size"),
+                    "sha256": record.get("sha256"),
+                }
+                for version, seq, at, record in history
+            ],
+        }
+    )
+
+
+@router.delete(
+    "/files/{name:path}",
+    operation_id="retract_file",
+    response_model=RetractResponse,
+    responses=errors(400, 401, 404, 422),
+)
+def retract_file(name: str, session: SessionDep, _token: TokenDep) -> RetractResponse:
+    """Retract a file: it leaves search results; its last version stays in the history."""
+    canonical = _name(name)
+    seq = retract(session, canonical)
+    if seq is None:
+        raise NotFoundError(f"no file named {canonical!r}")
+    session.commit()
+    return RetractResponse(name=canonical, seq=seq)
+
+
+@router.post(
+    "/manifests",
+    operation_id="create_manifest",
+    responses={
+        200: {
+            "description": "one JSON object per line: name, size, sha256, filename, path",
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        },
+        **errors(400, 422),
+    },
+    response_class=StreamingResponse,
+)
+def create_manifest(body: ManifestRequest, session: SessionDep) -> StreamingResponse:
+    """A JSON-lines manifest for bulk download; ``path`` is the relative DRS path of the file."""
+    if body.search is not None:
+        lines = _search_lines(session, body.search)
+    else:
+        lines = _name_lines(session, body.names or [])
+    return StreamingResponse(lines, media_type="application/x-ndjson")
+
+
+def _search_lines(session: Session, query: str) -> Iterator[str]:
+    items = parse_qsl(query, keep_blank_values=False)
+    typed = dict(items)
+    params = parse_params(
+        session,
+        items,
+        q=typed.get("q") or None,
+        prefix=normalize_prefix(typed["prefix"]) if typed.get("prefix") else None,
+        start=time_bound(typed.get("start"), upper=False, label="start"),
+        end=time_bound(typed.get("end"), upper=True, label="end"),
+        schemes=[v for k, v in items if k == "scheme"],
+    )
+    found = Search(session, params)  # errors surface here, before the 200 starts streaming
+    return (_line(row) for row in found.names())
+
+
+def _name_lines(session: Session, names: list[str]) -> Iterator[str]:
+    canonical: list[str | None] = []
+    for name in names:
+        try:
+            canonical.append(normalize_name(name))
+        except RecordError:
+            canonical.append(None)
+    for chunk in chunks(list(zip(names, canonical, strict=True))):
+        wanted = [c for _, c in chunk if c is not None]
+        found = {
+            row["name"]: dict(row)
+            for row in session.execute(
+                select(File.name, File.filename, File.size, File.sha256).where(
+                    File.name.in_(wanted)
+                )
+            ).mappings()
+        }
+        for given, name in chunk:
+            if name is None:
+                yield json.dumps({"name": given, "error": "invalid NDN name"}) + "\n"
+            elif name not in found:
+                yield json.dumps({"name": name, "error": "not found"}) + "\n"
+            else:
+                yield _line(found[name])
+
+
+def _line(row: dict[str, Any]) -> str:
+    # components were checked at publish: no '', '.', '..' or separators, so the path is relative
+    path = "/".join(split_name(row["name"]))
+    return json.dumps({**row, "path": path}) + "\n"

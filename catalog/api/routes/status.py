@@ -1,0 +1,33 @@
+"""Health and statistics (public)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from sqlalchemy import select, text
+
+from ...database import SessionDep
+from ...models import CatalogState, FacetKey, TreeNode
+from ...schemas import HealthResponse, StatsResponse
+
+router = APIRouter(tags=["status"])
+
+
+@router.get("/health", operation_id="health", response_model=HealthResponse)
+def health(session: SessionDep) -> HealthResponse:
+    session.execute(text("SELECT 1"))
+    return HealthResponse(status="ok", database=session.get_bind().dialect.name)
+
+
+@router.get("/stats", operation_id="stats", response_model=StatsResponse)
+def stats(session: SessionDep) -> StatsResponse:
+    """Totals kept up to date by every publish: no scan of the files."""
+    state = session.execute(select(CatalogState)).scalar_one()
+    roots = session.execute(select(TreeNode.path, TreeNode.files).where(TreeNode.parent == ""))
+    return StatsResponse(
+        files=state.files,
+        bytes=state.bytes,
+        last_seq=state.last_seq,
+        roots={path: files for path, files in roots},
+        facets=sorted(session.scalars(select(FacetKey.key))),
+        database=session.get_bind().dialect.name,
+    )

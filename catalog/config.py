@@ -1,0 +1,38 @@
+"""Settings of the catalog service: one pydantic-settings object, read from ``NDNSCI_*`` variables.
+
+``get_settings()`` is cached; tests and the command line build their own ``Settings`` and pass it
+to :func:`ndnsci.catalog.main.create_app` instead of touching the environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_db_url() -> str:
+    """A SQLite file under the user's data directory (``$XDG_DATA_HOME/ndnsci/catalog.db``)."""
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return f"sqlite:///{Path(data_home) / 'ndnsci' / 'catalog.db'}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="NDNSCI_", extra="ignore")
+
+    #: SQLAlchemy URL; ``NDNSCI_DB`` overrides the default SQLite file
+    db: str = Field(default_factory=default_db_url)
+    #: origins allowed to call the API from a browser (``NDNSCI_CORS_ORIGINS='["https://x"]'``)
+    cors_origins: list[str] = Field(default_factory=list)
+    #: records accepted in one ``POST /publish`` request (one transaction each)
+    max_publish_records: int = 50_000
+    #: SQL echo, for debugging
+    echo_sql: bool = False
+
+
+@functools.cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,157 @@
+"""Free text over names, facet values and selected netCDF attributes, the same on both backends.
+
+Documents and queries are tokenised here (lower-case runs of letters and digits), so SQLite FTS5
+and PostgreSQL see exactly the same tokens: on SQLite the FTS5 table splits on the spaces we
+join with; on PostgreSQL we build the ``tsvector`` and ``tsquery`` literals ourselves instead of
+letting its text parser split ``0e031c16`` as a number. A query word such as ``MPI-ESM-LR``
+becomes the phrase ``mpi esm lr``; words are ANDed; a trailing ``*`` matches a prefix.
+User text only ever reaches the database as a bound parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import TextClause
+
+_TOKEN = re.compile(r"[^\W_]+")
+#: PostgreSQL positions stop at 16383; a longer document adds nothing a person searches for
+MAX_TOKENS = 2000
+#: netCDF global attributes worth finding by free text
+TEXT_ATTRIBUTES = (
+    "title",
+    "source",
+    "institution",
+    "experiment",
+    "model_id",
+    "source_id",
+    "experiment_id",
+    "project_id",
+    "product",
+    "modeling_realm",
+    "realm",
+    "frequency",
+    "comment",
+)
+#: variable attributes worth finding (``surface upward latent heat flux``)
+VARIABLE_ATTRIBUTES = ("long_name", "standard_name")
+
+
+def tokens(text_: str) -> list[str]:
+    return _TOKEN.findall(text_.lower())
+
+
+def document(
+    components: Sequence[str], facets: Mapping[str, str | None], metadata: Mapping[str, Any] | None
+) -> str:
+    """The searchable text of one file: name components, facet values, selected attributes."""
+    sources = dict.fromkeys([*components, *(v for v in facets.values() if v)])
+    for value in _attribute_texts(metadata or {}):
+        sources.setdefault(value)
+    words: list[str] = []
+    for source in sources:
+        words.extend(tokens(source))
+        if len(words) >= MAX_TOKENS:
+            break
+    return " ".join(words[:MAX_TOKENS])
+
+
+def _attribute_texts(metadata: Mapping[str, Any]) -> Iterable[str]:
+    """Strings of the well-known attributes wherever the extractor put them (read defensively)."""
+    for holder in (metadata, metadata.get("global_attributes"), metadata.get("attributes")):
+        if isinstance(holder, Mapping):
+            for key in TEXT_ATTRIBUTES:
+                value = holder.get(key)
+                if isinstance(value, str):
+                    yield value[:500]
+    variables = metadata.get("variables")
+    items: list[Any] = []
+    if isinstance(variables, Mapping):
+        items = list(variables.values())
+    elif isinstance(variables, list):
+        items = variables
+    if items:
+        for variable in items[:200]:
+            attrs = variable.get("attributes", variable) if isinstance(variable, Mapping) else None
+            if isinstance(attrs, Mapping):
+                for key in VARIABLE_ATTRIBUTES:
+                    value = attrs.get(key)
+                    if isinstance(value, str):
+                        yield value[:200]
+
+
+class QueryError(ValueError):
+    """The free-text query has nothing to search for."""
+
+
+def parse_query(q: str) -> list[tuple[list[str], bool]]:
+    """``'MPI-ESM-LR tas*'`` -> ``[(['mpi','esm','lr'], False), (['tas'], True)]``."""
+    terms = []
+    for word in q.split():
+        words = tokens(word)
+        if words:
+            terms.append((words, word.endswith("*")))
+    if not terms:
+        raise QueryError(f"q={q!r} has no letters or digits to search for")
+    return terms[:32]
+
+
+def _sqlite_query(terms: list[tuple[list[str], bool]]) -> str:
+    return " AND ".join(
+        f'"{" ".join(words)}"' + (" *" if prefix else "") for words, prefix in terms
+    )
+
+
+def _pg_query(terms: list[tuple[list[str], bool]]) -> str:
+    parts = []
+    for words, prefix in terms:
+        quoted = [f"'{w}'" for w in words]
+        if prefix:
+            quoted[-1] += ":*"
+        parts.append("(" + " <-> ".join(quoted) + ")")
+    return " & ".join(parts)
+
+
+def _pg_vector(doc: str) -> str:
+    return " ".join(f"'{w}':{i}" for i, w in enumerate(doc.split(), start=1))
+
+
+def matching_ids(dialect: str, q: str) -> TextClause:
+    """A ``SELECT`` of the ids of files matching ``q`` (raises QueryError)."""
+    terms = parse_query(q)
+    if dialect == "sqlite":
+        return text("SELECT rowid FROM files_fts WHERE files_fts MATCH :fts_q").bindparams(
+            fts_q=_sqlite_query(terms)
+        )
+    return text("SELECT file_id FROM files_fts WHERE doc @@ CAST(:fts_q AS tsquery)").bindparams(
+        fts_q=_pg_query(terms)
+    )
+
+
+def insert(session: Session, docs: list[tuple[int, str]]) -> None:
+    if not docs:
+        return
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(
+            text("INSERT INTO files_fts(rowid, doc) VALUES (:id, :doc)"),
+            [{"id": i, "doc": d} for i, d in docs],
+        )
+    else:
+        session.execute(
+            text("INSERT INTO files_fts(file_id, doc) VALUES (:id, CAST(:doc AS tsvector))"),
+            [{"id": i, "doc": _pg_vector(d)} for i, d in docs],
+        )
+
+
+def delete(session: Session, ids: list[int]) -> None:
+    if not ids:
+        return
+    column = "rowid" if session.get_bind().dialect.name == "sqlite" else "file_id"
+    session.execute(
+        text(f"DELETE FROM files_fts WHERE {column} = :id"),  # column is one of two constants
+        [{"id": i} for i in ids],
+    )

@@ -1,0 +1,168 @@
+"""Database tables (SQLAlchemy 2 typed models).
+
+Layout, and why:
+
+- ``files``: one row per published name (the current version). ``facets`` keeps the record's
+  facet dict as published; ``facet_ids`` packs the ids of its ``facet_values`` ("3,17,95") so
+  facet counts over a filtered set read one short column per file instead of joining ten rows.
+- ``facet_values``: the dictionary of (key, value) pairs with a maintained ``count``: unfiltered
+  facet counts (the portal's landing page) are an index read, never a scan of a million files.
+- ``file_facets``: (value_id, file_id), clustered on value_id (WITHOUT ROWID on SQLite), so a
+  filter ``model=A&model=B`` is a range read of the files having those values.
+- ``tree_nodes``: every directory-like prefix of the names with the number of files under it,
+  maintained on publish: autocomplete and browsing read children of one parent via an index.
+- ``files_fts``: free text (created by the migration per backend: FTS5 on SQLite, a tsvector
+  with a GIN index on PostgreSQL); see :mod:`ndnsci.catalog.fulltext`.
+- ``changes``: the ordered change feed for mirrors; ``catalog_state`` (one row) holds the last
+  sequence number and running totals, and its row lock serialises publishers so sequence numbers
+  are committed in order (a mirror reading ``since=N`` never misses a late commit).
+- ``file_history``: previous versions of replaced or retracted records.
+- ``tokens``: SHA-256 hashes of the publish tokens, never the tokens.
+
+Names and tree paths use the "C" collation on PostgreSQL: prefix filters are byte-range scans
+and must agree with SQLite's binary ordering.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# byte-wise ordering on both backends (prefix ranges, stable sort)
+CText: TypeEngine[str] = String().with_variant(String(collation="C"), "postgresql")
+# 64-bit ids on PostgreSQL; SQLite needs INTEGER for the rowid alias
+Id: TypeEngine[int] = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class File(Base):
+    __tablename__ = "files"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(CText, unique=True)
+    scheme: Mapped[str] = mapped_column(String(64))
+    filename: Mapped[str | None] = mapped_column(String)
+    size: Mapped[int | None] = mapped_column(BigInteger)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    mtime: Mapped[float | None]
+    version: Mapped[str | None] = mapped_column(String)
+    # ISO 8601 text (fixed width, so string order is time order on every calendar)
+    time_start: Mapped[str | None] = mapped_column(String(32))
+    time_end: Mapped[str | None] = mapped_column(String(32))
+    facets: Mapped[dict[str, Any]] = mapped_column(JSON)
+    facet_ids: Mapped[str] = mapped_column(String)
+    corrections: Mapped[list[Any]] = mapped_column(JSON)
+    extra: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    published_at: Mapped[str] = mapped_column(String(32))
+
+
+class FacetValue(Base):
+    __tablename__ = "facet_values"
+    __table_args__ = (
+        UniqueConstraint("key", "value"),
+        Index("ix_facet_values_key_count", "key", "count"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    key: Mapped[str] = mapped_column(CText)
+    value: Mapped[str] = mapped_column(CText)
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class FacetKey(Base):
+    """Facet keys present in the catalog (valid filters besides the registered schemes' keys)."""
+
+    __tablename__ = "facet_keys"
+
+    key: Mapped[str] = mapped_column(CText, primary_key=True)
+
+
+class FileFacet(Base):
+    __tablename__ = "file_facets"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    value_id: Mapped[int] = mapped_column(Id, primary_key=True)
+    file_id: Mapped[int] = mapped_column(Id, primary_key=True)
+
+
+class TreeNode(Base):
+    __tablename__ = "tree_nodes"
+    __table_args__ = (Index("ix_tree_nodes_parent_component", "parent", "component"),)
+
+    path: Mapped[str] = mapped_column(CText, primary_key=True)
+    parent: Mapped[str] = mapped_column(CText)
+    component: Mapped[str] = mapped_column(CText)
+    #: files anywhere under this prefix
+    files: Mapped[int] = mapped_column(BigInteger)
+    #: files directly under this prefix
+    leaves: Mapped[int] = mapped_column(BigInteger)
+
+
+class Change(Base):
+    __tablename__ = "changes"
+
+    seq: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=False)
+    op: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(CText)
+    version: Mapped[str | None] = mapped_column(String)
+    at: Mapped[str] = mapped_column(String(32))
+
+
+class FileHistory(Base):
+    __tablename__ = "file_history"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(CText, index=True)
+    version: Mapped[str | None] = mapped_column(String)
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: the change that replaced or retracted this version
+    seq: Mapped[int] = mapped_column(BigInteger)
+    replaced_at: Mapped[str] = mapped_column(String(32))
+
+
+class CatalogState(Base):
+    __tablename__ = "catalog_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last_seq: Mapped[int] = mapped_column(BigInteger)
+    files: Mapped[int] = mapped_column(BigInteger)
+    bytes: Mapped[int] = mapped_column(BigInteger)
+
+
+class Token(Base):
+    __tablename__ = "tokens"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+def table(model: type[Base]) -> Table:
+    """The Core table of a model, typed as one (``__table__`` is typed as any FromClause)."""
+    return cast(Table, model.__table__)

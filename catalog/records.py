@@ -1,0 +1,277 @@
+"""Publish records: loose JSON in, a strict :class:`Record` out, or an error saying what is wrong.
+
+A record is what the translators and the extractor produce: the keys of
+``Translation.to_dict()`` (``ndnsci translate --json``) plus, when the file was read,
+``metadata`` (the extractor's dict), ``size``, ``sha256``, ``mtime`` and ``version``.
+Well-known keys inside ``metadata`` (size, sha256, time coverage) are read defensively: the
+extractor's layout may grow, and a record without them is still a valid name record.
+
+Validation is hand-written rather than a pydantic model because ``ndnsci publish --records``
+loads millions of lines and this is the hot path; the rules are the same for the API and the CLI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..translators.names import build_name, split_name
+
+#: query parameters of /search: a facet may not be called like one of them
+RESERVED_KEYS = frozenset(
+    {"q", "prefix", "start", "end", "scheme", "limit", "offset", "sort", "facets", "facet_limit"}
+)
+MAX_NAME = 4096
+MAX_VALUE = 1024
+MAX_METADATA = 1 << 20
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}\Z")
+_SCHEME = re.compile(r"[a-z][a-z0-9_-]{0,63}\Z")
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+_TIME = re.compile(
+    r"(?P<y>\d{4})(?:-?(?P<m>\d{2})(?:-?(?P<d>\d{2})"
+    r"(?:[T ]?(?P<H>\d{2})(?::?(?P<M>\d{2})(?::?(?P<S>\d{2}))?)?)?)?)?"
+)
+_FILE_TIME_RANGE = re.compile(r"_(\d{4}(?:\d{2}){0,5})-(\d{4}(?:\d{2}){0,5})(?:-clim)?(?=[_.])")
+# control characters, and lone surrogates (undecodable file-name bytes) no database can store
+_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+_LOWER = ("01", "01", "00", "00", "00")
+_UPPER = ("12", "31", "23", "59", "59")
+
+
+class RecordError(ValueError):
+    """A record that cannot be published; ``line`` is set when it came from JSON lines."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+    def __str__(self) -> str:
+        return self.message if self.line is None else f"line {self.line}: {self.message}"
+
+
+@dataclass(slots=True)
+class Record:
+    name: str
+    scheme: str
+    filename: str | None
+    facets: dict[str, str | None]
+    corrections: list[dict[str, str]]
+    metadata: dict[str, Any] | None
+    size: int | None
+    sha256: str | None
+    mtime: float | None
+    version: str | None
+    time_start: str | None
+    time_end: str | None
+
+    @property
+    def components(self) -> list[str]:
+        return split_name(self.name)
+
+    def fingerprint(self) -> str:
+        """Identifies the content: republishing an identical record changes nothing."""
+        # fields are JSON values already: no deep copy (dataclasses.asdict) on the bulk path
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def normalize_name(name: object) -> str:
+    """The canonical NDN URI of a file name, or RecordError.
+
+    Rejects what would be dangerous as a relative path in a manifest: empty, ``.`` and ``..``
+    components, separators or control characters inside a component.
+    """
+    if not isinstance(name, str) or not name:
+        raise RecordError("'name' must be a non-empty string (an NDN name such as /CMIP5/...)")
+    if len(name) > MAX_NAME:
+        raise RecordError(f"'name' is longer than {MAX_NAME} characters")
+    try:
+        components = split_name(name)
+    except ValueError as exc:
+        raise RecordError(f"'name' is not a valid NDN name: {exc}") from None
+    if len(components) < 2:
+        raise RecordError(f"'name' {name!r} needs a root and at least one more component")
+    for component in components:
+        if (
+            component in ("", ".", "..")
+            or any(c in component for c in "/\\")
+            or _has_control(component)
+        ):
+            raise RecordError(f"'name' {name!r} has an unsafe component {component!r}")
+    return build_name(components)
+
+
+def _has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
+
+
+def normalize_time(text: object, *, upper: bool) -> str | None:
+    """``'1850'``, ``'185001'``, ``'1850-01-16T12:00:00'`` -> fixed-width ISO text, or None.
+
+    Missing parts are filled with the start (``upper=False``) or end of the period, so that
+    ``end=2005`` includes all of 2005. Works for any calendar (``2005-02-30`` is kept as is).
+    """
+    if not isinstance(text, str):
+        return None
+    match = _TIME.match(text.strip())
+    if match is None:
+        return None
+    fill = _UPPER if upper else _LOWER
+    parts = [match[k] or fill[i] for i, k in enumerate("mdHMS")]
+    return f"{match['y']}-{parts[0]}-{parts[1]}T{parts[2]}:{parts[3]}:{parts[4]}"
+
+
+def parse_record(obj: object) -> Record:
+    """Validate one decoded JSON record (raises RecordError)."""
+    if not isinstance(obj, Mapping):
+        raise RecordError("a record must be a JSON object")
+    if obj.get("ok") is False or obj.get("error"):
+        error = obj["error"] if isinstance(obj.get("error"), Mapping) else {}
+        raise RecordError(
+            f"failed translation of {obj.get('input')!r} cannot be published: "
+            f"{error.get('code', '?')}: {error.get('message', '')}"
+        )
+    name = normalize_name(obj.get("name"))
+    scheme = obj.get("scheme")
+    if not isinstance(scheme, str) or not _SCHEME.match(scheme):
+        raise RecordError("'scheme' must be a scheme identifier such as 'cmip5'")
+    metadata = _metadata(obj.get("metadata"))
+    meta = metadata or {}
+    filename = _optional_str(obj, "filename") or name.rsplit("/", 1)[-1]
+    start, end = _time_coverage(obj, meta, filename)
+    return Record(
+        name=name,
+        scheme=scheme,
+        filename=filename,
+        facets=_facets(obj.get("facets")),
+        corrections=_corrections(obj.get("corrections")),
+        metadata=metadata,
+        size=_size(obj.get("size", meta.get("size"))),
+        sha256=_sha256(obj.get("sha256", meta.get("sha256"))),
+        mtime=_mtime(obj.get("mtime", meta.get("mtime"))),
+        version=_optional_str(obj, "version"),
+        time_start=start,
+        time_end=end,
+    )
+
+
+def parse_lines(lines: Iterable[bytes | str], *, limit: int | None = None) -> list[Record]:
+    """Records from JSON lines, all or nothing: the first bad line raises with its number."""
+    records: list[Record] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if limit is not None and len(records) >= limit:
+            raise RecordError(f"more than {limit} records in one request; send batches", number)
+        try:
+            obj = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise RecordError(f"not valid JSON: {exc}", number) from None
+        try:
+            records.append(parse_record(obj))
+        except RecordError as exc:
+            raise RecordError(exc.message, number) from None
+    return records
+
+
+def _optional_str(obj: Mapping[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_VALUE or _has_control(value):
+        raise RecordError(f"{key!r} must be a string of at most {MAX_VALUE} printable characters")
+    return value
+
+
+def _facets(value: object) -> dict[str, str | None]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise RecordError("'facets' must be an object of key -> string or null")
+    facets: dict[str, str | None] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not _KEY.match(key) or key in RESERVED_KEYS:
+            raise RecordError(
+                f"facet key {key!r} must be a letter followed by letters, digits or '_' and not "
+                f"one of the search parameters ({', '.join(sorted(RESERVED_KEYS))})"
+            )
+        if item is not None and (
+            not isinstance(item, str) or not item or len(item) > MAX_VALUE or _has_control(item)
+        ):
+            raise RecordError(f"facet {key!r} must be a non-empty printable string or null")
+        facets[key] = item
+    return facets
+
+
+def _corrections(value: object) -> list[dict[str, str]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(
+        isinstance(c, Mapping) and isinstance(c.get("rule"), str) for c in value
+    ):
+        raise RecordError("'corrections' must be a list of {'rule', 'message'} objects")
+    return [{"rule": c["rule"], "message": str(c.get("message", ""))} for c in value]
+
+
+def _metadata(value: object) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise RecordError("'metadata' must be an object")
+    if len(json.dumps(value, default=str)) > MAX_METADATA:
+        raise RecordError(f"'metadata' is larger than {MAX_METADATA} bytes")
+    return value
+
+
+def _size(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 63:
+        raise RecordError("'size' must be a non-negative integer (bytes)")
+    return value
+
+
+def _sha256(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _SHA256.match(value.lower()):
+        raise RecordError("'sha256' must be 64 hexadecimal digits")
+    return value.lower()
+
+
+def _mtime(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise RecordError("'mtime' must be a number (seconds since the epoch)")
+    return float(value)
+
+
+def _time_coverage(
+    obj: Mapping[str, Any], meta: Mapping[str, Any], filename: str
+) -> tuple[str | None, str | None]:
+    """From the record, else the extractor's metadata, else the file name's time range."""
+    for holder in (obj, meta, *(meta.get(k) for k in ("time_coverage", "time", "coverage"))):
+        if not isinstance(holder, Mapping):
+            continue
+        for start_key, end_key in (
+            ("time_start", "time_end"),
+            ("start", "end"),
+            ("time_coverage_start", "time_coverage_end"),
+        ):
+            start = normalize_time(holder.get(start_key), upper=False)
+            end = normalize_time(holder.get(end_key), upper=True)
+            if start or end:
+                return start, end
+    matches = _FILE_TIME_RANGE.findall(filename) if filename.endswith(".nc") else []
+    if matches:
+        first, last = matches[-1]
+        return normalize_time(first, upper=False), normalize_time(last, upper=True)
+    return None, None

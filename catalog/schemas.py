@@ -1,0 +1,134 @@
+"""Request and response bodies of the REST API (kept apart from the ORM models)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
+
+
+class FileSummary(BaseModel):
+    name: str
+    filename: str | None
+    scheme: str
+    size: int | None
+    sha256: str | None
+    facets: dict[str, str | None]
+    time_start: str | None
+    time_end: str | None
+
+
+class SearchResponse(BaseModel):
+    total: int
+    limit: int
+    offset: int
+    results: list[FileSummary]
+    facets: dict[str, dict[str, int]] = Field(
+        description="per facet, value -> number of files; the counts of a facet apply every "
+        "filter except that facet's own (ESGF style), at most facet_limit values by count"
+    )
+
+
+class Node(BaseModel):
+    component: str
+    name: str
+    count: int = Field(description="files under this name (1 for a file)")
+    leaf: bool = Field(description="true when the name is a file, not a prefix")
+
+
+class AutocompleteResponse(BaseModel):
+    prefix: str
+    completions: list[Node]
+
+
+class TreeResponse(BaseModel):
+    path: str
+    count: int
+    children: list[Node]
+
+
+class HistoryEntry(BaseModel):
+    version: str | None
+    seq: int
+    replaced_at: str
+    size: int | None
+    sha256: str | None
+
+
+class FileRecord(FileSummary):
+    mtime: float | None
+    version: str | None
+    corrections: list[dict[str, str]]
+    metadata: dict[str, Any] | None
+    published_at: str
+    seq: int
+    history: list[HistoryEntry]
+
+
+class ManifestRequest(BaseModel):
+    names: list[str] | None = Field(
+        default=None, max_length=100_000, description="NDN names to include"
+    )
+    search: str | None = Field(
+        default=None,
+        max_length=8192,
+        description="a /search query string, e.g. 'model=HadCM3&variable=tas'",
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ManifestRequest:
+        if (self.names is None) == (self.search is None):
+            raise ValueError("give exactly one of 'names' or 'search'")
+        return self
+
+
+class PublishResponse(BaseModel):
+    inserted: int
+    replaced: int
+    unchanged: int
+    last_seq: int
+
+
+class RetractResponse(BaseModel):
+    name: str
+    seq: int
+
+
+class ChangeEntry(BaseModel):
+    seq: int
+    op: str = Field(description="'publish' (insert or replace) or 'retract'")
+    name: str
+    version: str | None
+    at: str
+
+
+class ChangesResponse(BaseModel):
+    since: int
+    last_seq: int
+    changes: list[ChangeEntry]
+    next: int = Field(description="pass as since= to read the following page")
+
+
+class HealthResponse(BaseModel):
+    status: str
+    database: str
+
+
+class StatsResponse(BaseModel):
+    files: int
+    bytes: int
+    last_seq: int
+    roots: dict[str, int]
+    facets: list[str]
+    database: str
+
+
+class ErrorResponse(BaseModel):
+    """Every error answer: a message a person can act on, and details for programs."""
+
+    detail: str
+    valid_facets: list[str] | None = Field(default=None, description="on an unknown facet")
+    line: int | None = Field(default=None, description="the refused line of a publish body")
+    errors: list[dict[str, Any]] | None = Field(
+        default=None, description="each invalid parameter or field"
+    )

@@ -1,0 +1,200 @@
+"""`ndnsci publish` and `ndnsci catalog` against a real database of each backend.
+
+The searches after publishing tests/data/netcdf/cmip5 expect the numbers a person gets by counting
+the directory tree (``find -path '*/tasmax/*' -name '*.nc' | wc -l`` and so on). These tests use
+the real translators and the netCDF extractor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.orm import Session
+
+from ndnsci.catalog.config import Settings
+from ndnsci.catalog.database import make_engine
+from ndnsci.catalog.main import create_app
+from ndnsci.cli import main
+from ndnsci.translators import translate
+
+from . import consistency
+from .conftest import Client
+from .corpus import CORPORA
+
+TREE = Path(__file__).parents[1] / "data" / "netcdf" / "cmip5"
+NDNSCI = Path(sys.executable).with_name("ndnsci")
+
+# counted by hand: find tests/data/netcdf/cmip5 -path '<pattern>' -name '*.nc' | wc -l
+HAND_COUNTS = [
+    ({"model": "MPI-ESM-LR"}, 3),
+    ({"variable": "tasmax"}, 10),
+    ({"variable": "hfls"}, 10),
+    ({"variable": "co3"}, 4),
+    ({"experiment": "esmHistorical", "variable": "fgco2"}, 7),
+    ({"institute": "NASA-GISS"}, 4),
+    ({"experiment": "rcp85", "institute!": "NASA-GISS"}, 8),
+    ({"institute": "IPSL", "experiment": "historical"}, 2),
+    ({"model": ["CNRM-CM5", "FIO-ESM"]}, 5),
+    ({"q": "latent heat"}, 10),  # hfls long_name: surface upward latent heat flux
+]
+
+
+@pytest.fixture
+def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def catalog_client(fresh_db_url: str) -> Iterator[Client]:
+    engine = make_engine(fresh_db_url)
+    client = Client(create_app(Settings(db=fresh_db_url), engine=engine))
+    yield client
+    client.close()
+    engine.dispose()
+
+
+@pytest.fixture
+def check_db(fresh_db_url: str) -> Iterator[Any]:
+    engine = make_engine(fresh_db_url)
+
+    def check() -> int:
+        with Session(engine) as session:
+            return consistency.check(session)
+
+    yield check
+    engine.dispose()
+
+
+def test_publish_the_cmip5_tree_then_search_finds_what_a_person_counts(
+    fresh_db_url, state_home, catalog_client, check_db, capsys
+):
+    code = main(["publish", str(TREE), "--db", fresh_db_url, "--jobs", "2"])
+    err = capsys.readouterr().err
+    assert code == 1  # files/odd_file.nc is not a DRS name: quarantined, the rest published
+    assert "QUARANTINE" in err and "odd_file.nc" in err
+    assert "32 published" in err
+    assert check_db() == 32
+    for params, count in HAND_COUNTS:
+        body = catalog_client.get("/search", params={**params, "limit": 100}).json()
+        assert body["total"] == len(body["results"]) == count, params
+    tasmax = catalog_client.get("/search", params={"variable": "tasmax", "limit": 100}).json()
+    on_disk = sorted(p.name for p in TREE.rglob("*.nc") if p.parent.name == "tasmax")
+    assert sorted(r["filename"] for r in tasmax["results"]) == on_disk
+
+
+def test_published_records_carry_checksum_metadata_and_time(
+    fresh_db_url, state_home, catalog_client
+):
+    path = next(TREE.rglob("co3_Oyr_MPI-ESM-LR_*.nc"))
+    assert main(["publish", str(path.parent), "--db", fresh_db_url, "--jobs", "1"]) == 0
+    (result,) = catalog_client.get("/search", params={"model": "MPI-ESM-LR"}).json()["results"]
+    record = catalog_client.get("/files" + result["name"]).json()
+    assert record["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert record["size"] == path.stat().st_size
+    assert record["metadata"]["global_attributes"]["model_id"] == "MPI-ESM-LR"
+    assert "path" not in record["metadata"]  # no provider paths in a public catalog
+    assert record["time_start"] and record["time_start"] < record["time_end"]
+
+
+def test_rerun_skips_unchanged_files_and_republishes_touched_ones(
+    fresh_db_url, state_home, capsys, tmp_path
+):
+    source = next(TREE.rglob("hfls_Amon_CanCM4_*.nc"))
+    copy = tmp_path / "cmip5" / source.relative_to(TREE)
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(source.read_bytes())
+    root = str(tmp_path / "cmip5")
+    assert main(["publish", root, "--db", fresh_db_url, "--jobs", "1"]) == 0
+    assert "1 published, 0 unchanged" in capsys.readouterr().err
+    assert main(["publish", root, "--db", fresh_db_url, "--jobs", "1"]) == 0
+    assert "0 published, 1 unchanged" in capsys.readouterr().err
+    os.utime(copy, (time.time() + 10, time.time() + 10))
+    assert main(["publish", root, "--db", fresh_db_url, "--jobs", "1"]) == 0
+    assert "1 published, 0 unchanged" in capsys.readouterr().err
+
+
+def test_unreadable_files_are_quarantined_and_reported(fresh_db_url, state_home, tmp_path):
+    bad_dir = tmp_path / "output1/MOHC/HadGEM2-ES/historical/mon/atmos/Amon/r1i1p1/v1/tas"
+    bad_dir.mkdir(parents=True)
+    (bad_dir / "tas_Amon_HadGEM2-ES_historical_r1i1p1_185001-200512.nc").write_bytes(b"junk")
+    (bad_dir / "README").write_text("not data")
+    report = tmp_path / "quarantine.jsonl"
+    code = main(["publish", str(tmp_path / "output1"), "--db", fresh_db_url,
+                 "--quarantine", str(report), "--jobs", "1"])  # fmt: skip
+    assert code == 1
+    entries = [json.loads(line) for line in report.read_text().splitlines()]
+    assert {Path(e["source"]).name for e in entries} == {
+        "tas_Amon_HadGEM2-ES_historical_r1i1p1_185001-200512.nc", "README",
+    }  # fmt: skip
+    assert all(e["reason"] for e in entries)
+
+
+def _translations(limit: int) -> list[str]:
+    lines = (CORPORA / "cmip5_paths.tsv").read_text().splitlines()[1 : limit + 1]
+    return [json.dumps(translate(line.split("\t")[0]).to_dict()) for line in lines]
+
+
+def test_publish_records_from_translate_json(fresh_db_url, monkeypatch, capsys, check_db):
+    lines = _translations(300)
+    named = {json.loads(line)["name"] for line in lines if json.loads(line)["ok"]}
+    failed = sum(1 for line in lines if not json.loads(line)["ok"])
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\nnot json\n"))
+    code = main(["publish", "--records", "-", "--db", fresh_db_url])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"{failed + 1} quarantined" in err and "line 301" in err
+    assert check_db() == len(named)
+
+
+def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db):
+    template = json.loads(_translations(1)[0])
+    records = tmp_path / "records.jsonl"
+    with records.open("w") as f:
+        for i in range(60_000):
+            f.write(json.dumps({**template, "name": f"/CMIP5/bulk/{i // 100}/{i}.nc"}) + "\n")
+    process = subprocess.Popen(
+        [str(NDNSCI), "publish", "--records", str(records), "--db", fresh_db_url],
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(3)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    published = check_db()
+    assert published % 5000 == 0  # whole batches only
+    assert published < 60_000, "the load finished before the kill; make the file bigger"
+
+
+def test_token_create_prints_a_working_token(fresh_db_url, capsys, catalog_client):
+    assert main(["catalog", "token", "create", "site-a", "--db", fresh_db_url]) == 0
+    token = capsys.readouterr().out.strip()
+    record = json.loads(_translations(1)[0])
+    response = catalog_client.post(
+        "/publish",
+        content=json.dumps(record).encode(),
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 200 and response.json()["inserted"] == 1
+    assert main(["catalog", "token", "create", "site-a", "--db", fresh_db_url]) == 1
+
+
+def test_migrate_is_idempotent(fresh_db_url):
+    assert main(["catalog", "migrate", "--db", fresh_db_url]) == 0
+    assert main(["catalog", "migrate", "--db", fresh_db_url]) == 0
+
+
+def test_publish_usage_errors(capsys):
+    assert main(["publish"]) == 2
+    assert main(["publish", "x", "--records", "-"]) == 2
+    assert main(["publish", "x", "--catalog", "http://h", "--db", "sqlite://"]) == 2

@@ -1,0 +1,145 @@
+"""POST /publish, DELETE /files, GET /changes: idempotence, history, tokens, bad bodies."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from . import consistency
+from .conftest import ndjson
+from .corpus import cmip5_records
+
+RECORD = cmip5_records()[0]
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_republishing_the_same_records_changes_nothing(client, publish, session):
+    first = publish(list(cmip5_records()))
+    again = publish(list(cmip5_records()))
+    assert first["inserted"] == len(cmip5_records())
+    assert again == {"inserted": 0, "replaced": 0, "unchanged": len(cmip5_records()),
+                     "last_seq": first["last_seq"]}  # fmt: skip
+    assert consistency.check(session) == len(cmip5_records())
+
+
+def test_a_new_version_replaces_and_keeps_history(client, publish, session):
+    publish([{**RECORD, "version": "1", "size": 10}])
+    changed = copy.deepcopy(RECORD)
+    changed["facets"]["experiment"] = "rcp85"
+    assert publish([{**changed, "version": "2", "size": 20}])["replaced"] == 1
+    record = client.get("/files" + RECORD["name"]).json()
+    assert record["version"] == "2" and record["size"] == 20
+    assert [h["version"] for h in record["history"]] == ["1"]
+    assert record["history"][0]["size"] == 10
+    # the old facet value no longer counts, the new one does
+    counts = client.get("/search", params={"facets": "experiment"}).json()["facets"]["experiment"]
+    assert counts == {"rcp85": 1}
+    assert consistency.check(session) == 1
+
+
+def test_retract_removes_and_feeds_the_change(client, publish, token, session):
+    publish(list(cmip5_records()[:3]))
+    name = cmip5_records()[1]["name"]
+    response = client.delete("/files" + name, headers=auth(token))
+    assert response.status_code == 200 and response.json()["name"] == name
+    assert client.get("/files" + name).status_code == 404
+    assert client.delete("/files" + name, headers=auth(token)).status_code == 404
+    feed = client.get("/changes", params={"since": 0}).json()
+    assert [(c["op"], c["name"]) for c in feed["changes"]][-1] == ("retract", name)
+    assert [c["seq"] for c in feed["changes"]] == list(range(1, 5))
+    assert feed["last_seq"] == feed["next"] == 4
+    assert client.get("/changes", params={"since": 4}).json()["changes"] == []
+    assert consistency.check(session) == 2
+
+
+def test_changes_page_in_order(client, publish):
+    publish(list(cmip5_records()[:10]))
+    page = client.get("/changes", params={"since": 3, "limit": 4}).json()
+    assert [c["seq"] for c in page["changes"]] == [4, 5, 6, 7] and page["next"] == 7
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic dXNlcjpwYXNz"},
+     {"Authorization": "Bearer ndnsci_" + "x" * 43}, {"Authorization": "Bearer " + "y" * 5000}],
+)  # fmt: skip
+def test_publish_and_retract_need_a_valid_token(client, headers, session):
+    response = client.post("/publish", content=ndjson([RECORD]), headers=headers)
+    assert response.status_code == 401
+    assert "WWW-Authenticate" in response.headers
+    assert client.delete("/files" + RECORD["name"], headers=headers).status_code == 401
+    assert consistency.check(session) == 0
+
+
+def _bad(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    bad = copy.deepcopy(record)
+    bad.update(changes)
+    return bad
+
+
+BAD_RECORDS = [
+    ("not an object", '"just a string"'),
+    ("not JSON", '{"name": '),
+    ("failed translation", json.dumps({"input": "x.nc", "ok": False, "name": None,
+                                       "error": {"code": "not-drs", "message": "no"}})),
+    ("dot-dot component", json.dumps(_bad(RECORD, name="/CMIP5/../etc/passwd"))),
+    ("escaped slash", json.dumps(_bad(RECORD, name="/CMIP5/a%2F..%2Fb/c.nc"))),
+    ("escaped dot-dot", json.dumps(_bad(RECORD, name="/CMIP5/x/....."))),
+    ("NUL in name", json.dumps(_bad(RECORD, name="/CMIP5/a%00b/c.nc"))),
+    ("relative name", json.dumps(_bad(RECORD, name="CMIP5/a.nc"))),
+    ("typed component", json.dumps(_bad(RECORD, name="/CMIP5/v=3/a.nc"))),
+    ("bad scheme", json.dumps(_bad(RECORD, scheme="CMIP5; drop table"))),
+    ("facet key injection", json.dumps(_bad(RECORD, facets={"model') OR 1=1 --": "x"}))),
+    ("reserved facet", json.dumps(_bad(RECORD, facets={"limit": "x"}))),
+    ("numeric facet", json.dumps(_bad(RECORD, facets={"model": 3}))),
+    ("negative size", json.dumps(_bad(RECORD, size=-1))),
+    ("bool size", json.dumps(_bad(RECORD, size=True))),
+    ("bad sha256", json.dumps(_bad(RECORD, sha256="abc"))),
+    ("metadata list", json.dumps(_bad(RECORD, metadata=[1, 2]))),
+    ("corrections dict", json.dumps(_bad(RECORD, corrections={"rule": "x"}))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("why", "line"), BAD_RECORDS, ids=[b[0] for b in BAD_RECORDS])
+def test_a_bad_line_rejects_the_request_with_its_number(client, token, session, why, line):
+    good = [json.dumps(r) for r in cmip5_records()[:3]]
+    body = "\n".join([good[0], good[1], "", line, good[2]]) + "\n"
+    response = client.post("/publish", content=body.encode(), headers=auth(token))
+    assert response.status_code == 422, response.text
+    assert response.json()["line"] == 4
+    assert response.json()["detail"].startswith("line 4: ")
+    assert consistency.check(session) == 0  # nothing half-written
+
+
+def test_too_many_records_in_one_request(client, token, session):
+    body = ndjson([{**RECORD, "name": f"/CMIP5/x/{i}.nc"} for i in range(1001)])
+    response = client.post("/publish", content=body, headers=auth(token))
+    assert response.status_code == 422 and "send batches" in response.json()["detail"]
+    assert consistency.check(session) == 0
+
+
+def test_undecodable_body(client, token, session):
+    response = client.post("/publish", content=b"\xff\xfe{}\n", headers=auth(token))
+    assert response.status_code == 422 and response.json()["line"] == 1
+
+
+def test_a_failing_batch_leaves_the_committed_ones_intact(
+    client, publish, token, session, monkeypatch
+):
+    publish(list(cmip5_records()[:5]))
+    from ndnsci.catalog import fulltext
+
+    def crash(*_args: Any) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(fulltext, "insert", crash)
+    with pytest.raises(RuntimeError):
+        client.post("/publish", content=ndjson(list(cmip5_records()[5:10])), headers=auth(token))
+    session.rollback()
+    assert consistency.check(session) == 5
