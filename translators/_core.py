@@ -81,8 +81,9 @@ def failure(input: str, scheme: str | None, code: str, message: str) -> Translat
 class Translator:
     """Base class of a naming scheme, registered under the ``ndnsci.translators`` entry points.
 
-    Subclasses set the class attributes and implement :meth:`translate` and :meth:`reverse`.
-    Neither method may raise on bad input; they return a failed :class:`Translation` instead.
+    Subclasses set the class attributes and implement :meth:`guess`, :meth:`translate` and
+    :meth:`reverse` (and may override :meth:`guess_attributes`). Neither ``translate`` nor
+    ``reverse`` may raise on bad input; they return a failed :class:`Translation` instead.
     """
 
     #: scheme identifier used on the command line (``--scheme``) and in results
@@ -100,6 +101,17 @@ class Translator:
         Must be cheap: it runs for every translator on every input.
         """
         raise NotImplementedError
+
+    def guess_attributes(self, attributes: Mapping[str, Any]) -> int:
+        """How likely a file with these netCDF global attributes is of this scheme, 0 to 100.
+
+        Consulted by auto detection only when attributes are given, after :meth:`guess`, so
+        attributes decide the scheme of a file whose name and path do not (the highest score of
+        either kind wins; ties go to the text). Scores below a name's structural match (90) keep
+        a name in charge. The default claims nothing; override it when the scheme's files say
+        what they are (CMIP5: ``project_id``). Must not raise, whatever the values.
+        """
+        return 0
 
     def translate(self, text: str, attributes: Mapping[str, Any] | None = None) -> Translation:
         """Translate a file name or path into an NDN name.

@@ -11,8 +11,10 @@ directory, LLNL css02 and drslib storage): the common case, answered with one re
 Everything else (bare file names, ESGF ids, other layouts, disagreements, attributes) goes
 through the general parser, which reads the file name first (it travels with the data, so it
 wins over directories), then the directories around it, then the netCDF global attributes,
-then rules, and records every correction it applies. Both tiers give the same result for an
-input the first one accepts (tests/translators/test_cmip5.py checks it on the whole corpus).
+then rules, and records every correction it applies. A file whose name is not a DRS name is
+named from its attributes when they give every file-name component
+(``filename-from-attributes``). Both tiers give the same result for an input the first one
+accepts (tests/translators/test_cmip5.py checks it on the whole corpus).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._core import Correction, Facets, Translation, Translator, failure
+from ._time import drs_time_range
 from .cmip5_tables import (
     CMIP6_ONLY_TABLES,
     EXPERIMENTS,
@@ -32,6 +35,7 @@ from .cmip5_tables import (
     PRODUCTS,
     REALMS,
     TABLES,
+    TIME_PRECISION,
     VARIABLE_REALMS,
     by_lower,
 )
@@ -100,6 +104,7 @@ _FUSED_ENSEMBLE = re.compile(r".+r\d+i\d+p\d+", re.IGNORECASE)
 _START_DATE = re.compile(r"S\d{8}")
 _GRID_LABEL = re.compile(r"g(?:n|m|r\d?)[azg]?")
 _TIME = re.compile(r"(\d+)(?:-(\d+))?(-clim)?")
+_TIME_SEARCH = re.compile(r"(?<![0-9])(\d{4,14})-(\d{4,14})(-clim)?(?![0-9])")
 _GEO = re.compile(r"g-[A-Za-z0-9.\-]+")
 _VERSION_DIR = re.compile(r"[vV]\d+|latest|\d+")
 _DRSLIB_VERSION = re.compile(r"([A-Za-z0-9-]+)_(\d{8})")
@@ -181,6 +186,10 @@ class CMIP5Translator(Translator):
     root = ROOT
     facet_keys = FACET_KEYS
     description = "CMIP5 DRS file names, paths and ESGF ids (/CMIP5/<product>/.../<file>)"
+
+    def guess_attributes(self, attributes: Mapping[str, Any]) -> int:
+        project = _attribute_texts(attributes).get("project_id")
+        return 80 if project is not None and project.lower() == "cmip5" else 0
 
     def guess(self, text: str) -> int:
         # Cheap substring tests first; CMIP6 members (r1i1p1f1) fail the look-ahead.
@@ -286,13 +295,22 @@ def _translate_slow(text: str, attributes: Mapping[str, Any] | None) -> Translat
     _screen(path)
     corrections: list[Correction] = []
     dirs, base = _split_path(path)
-    stem = _strip_extension(base, corrections)
-    stem, id_dirs = _split_esgf_id(stem)
-    file = _parse_stem(stem, corrections)
+    id_stem = _strip_extension(base, corrections)
+    stem, id_dirs = _split_esgf_id(id_stem)
+    attrs = None if attributes is None else _attribute_texts(attributes)
+    try:
+        parsed: list[Correction] = []
+        file = _parse_stem(stem, parsed)
+        corrections.extend(parsed)
+    except _Reject as reject:
+        if reject.code != "not-drs-filename" or attrs is None:
+            raise
+        original = stem + base[len(id_stem) :]  # the file name, without an ESGF id's dataset
+        file = _file_from_attributes(stem, original, attrs, reject, corrections)
     draft = _Draft(file, corrections, realm=file.gridspec_realm)
     _read_dirs(draft, dirs + id_dirs)
-    if attributes is not None:
-        _read_attributes(draft, attributes)
+    if attrs is not None:
+        _read_attributes(draft, attrs)
     _fill_by_rule(draft)
     return _result(text, draft)
 
@@ -708,7 +726,8 @@ def _resolve_unknown(
         if before_ensemble and "table" not in roles:
             roles["table"] = tail[index]
             return
-        if index == len(tail) - 1 and "variable" not in roles and "drslib" not in roles:
+        last = index == len(tail) - 1 and tail[index].lower() != "files"  # drslib's, not a variable
+        if last and "variable" not in roles and "drslib" not in roles:
             roles["variable"] = tail[index]
             return
     if unknown:
@@ -760,9 +779,9 @@ def _compare_dir(draft: _Draft, what: str, value: str, from_file: str) -> None:
 # --- attributes ------------------------------------------------------------------------------
 
 
-def _read_attributes(draft: _Draft, attributes: Mapping[str, Any]) -> None:
-    """Fill components from netCDF global attributes and check them against the name."""
-    attrs = _attribute_texts(attributes)
+def _read_attributes(draft: _Draft, attrs: dict[str, str]) -> None:
+    """Fill components from netCDF global attributes (``_attribute_texts``) and check them
+    against the name."""
     file = draft.file
     _check_attribute(draft, "project_id", attrs.get("project_id"), ROOT)
     _check_attribute(draft, "model_id", attrs.get("model_id"), file.model)
@@ -799,6 +818,9 @@ def _attribute_texts(attributes: Mapping[str, Any]) -> dict[str, str]:
         "initialization_method",
         "physics_version",
         "ensemble",
+        "variable_id",
+        "time_coverage_start",
+        "time_coverage_end",
     }
     texts: dict[str, str] = {}
     try:
@@ -890,6 +912,113 @@ def _read_attribute_realm(draft: _Draft, value: str | None) -> None:
         draft.realm = realms[0]
     elif draft.realm not in realms:
         _check_attribute(draft, "modeling_realm", value, draft.realm)
+
+
+def _file_from_attributes(
+    stem: str, original: str, attrs: dict[str, str], reject: _Reject, corrections: list[Correction]
+) -> _FileName:
+    """The DRS file name the attributes give a file whose own name is not one.
+
+    Real archives hold CMIP5 data under other names (ESMValCore test files, ``odd_file.nc``);
+    CMOR wrote every component into the header, and ``netcdf.naming_attributes`` adds the main
+    variable and the time coverage. A name that holds a whole DRS name plus other fields is a
+    derived file (regridded, bias-corrected): it is not renamed after the file it came from.
+    """
+    at = _ensemble_index(stem.split("_"))
+    if at is not None and at >= 4:
+        raise _Reject(
+            reject.code,
+            f"{reject.message}; the name holds a DRS name with extra fields (a derived file), "
+            "so it is not renamed from the global attributes",
+        )
+    try:
+        file, time_source = _attribute_file_name(stem, attrs)
+    except ValueError as exc:
+        raise _Reject(
+            reject.code, f"{reject.message}; cannot rebuild it from the global attributes: {exc}"
+        ) from None
+    canonical = file.canonical()
+    corrections.append(
+        Correction(
+            "filename-from-attributes",
+            f"{_show(original)} -> {canonical!r}: not a CMIP5 DRS file name; rebuilt from the "
+            f"global attributes{time_source}",
+        )
+    )
+    return file
+
+
+def _attribute_file_name(stem: str, attrs: dict[str, str]) -> tuple[_FileName, str]:
+    """The file name components of the attributes and where the time range came from.
+
+    Raises ValueError naming the first attribute that is missing or not a CMIP5 value.
+    """
+    project = attrs.get("project_id")
+    if project is None or project.lower() != "cmip5":
+        raise ValueError(
+            "no project_id attribute"
+            if project is None
+            else f"project_id {_show(project, 40)} is not CMIP5"
+        )
+    variable = _attribute_token(attrs, "variable_id")
+    model = _attribute_token(attrs, "model_id")
+    experiment = _attribute_token(attrs, "experiment_id")
+    table_id = attrs.get("table_id")
+    if table_id is None:
+        raise ValueError("no table_id attribute")
+    table = _TABLE_BY_LOWER.get((_attribute_table(table_id) or "").lower())
+    if table is None:
+        raise ValueError(f"table_id {_show(table_id, 40)} names no CMIP5 MIP table")
+    ensemble = _attribute_ensemble(attrs)
+    if ensemble is None or _ENSEMBLE.fullmatch(ensemble) is None:
+        raise ValueError(
+            "no realization/initialization_method/physics_version attributes"
+            if ensemble is None
+            else f"ensemble {_show(ensemble, 40)} is not r<N>i<N>p<N>"
+        )
+    time_range, source = _attribute_time_range(stem, table, attrs)
+    file = _FileName(
+        variable=variable,
+        table=table,
+        model=_MODEL_BY_LOWER.get(model.lower(), model),
+        experiment=_EXPERIMENT_BY_LOWER.get(experiment.lower(), experiment),
+        ensemble=ensemble.lower(),
+        time_range=time_range,
+    )
+    return file, source
+
+
+def _attribute_token(attrs: dict[str, str], key: str) -> str:
+    value = attrs.get(key)
+    if value is None:
+        raise ValueError(f"no {key} attribute")
+    if _TOKEN.fullmatch(value) is None:
+        raise ValueError(f"{key} {_show(value, 40)} is not letters, digits and '-'")
+    return value
+
+
+def _attribute_time_range(stem: str, table: str, attrs: dict[str, str]) -> tuple[str | None, str]:
+    """The time range of a file named from its attributes: from ``time_coverage_start/end`` at
+    the precision of the table's frequency, else a range the old name carries; fx: none."""
+    precision = TIME_PRECISION.get(TABLES[table][0])
+    if precision is None:
+        return None, ""  # fx: time-invariant
+    start, end = attrs.get("time_coverage_start"), attrs.get("time_coverage_end")
+    if start is not None and end is not None:
+        time_range = drs_time_range(start, end, *precision)
+        if time_range is None:
+            raise ValueError(
+                f"time_coverage_start/time_coverage_end {_show(start, 30)}/{_show(end, 30)} "
+                "are not ISO 8601 dates"
+            )
+        return time_range, " (time range from time_coverage_start/time_coverage_end)"
+    found = _TIME_SEARCH.search(stem)
+    if found is not None and {len(found.group(1)), len(found.group(2))} <= _PRECISIONS:
+        return found.group(), " (time range kept from the file name)"
+    raise ValueError(
+        f"no time_coverage_start/time_coverage_end attributes (table {table!r} has a time axis) "
+        "and no time range in the name"
+    )
 
 
 # --- rules and result ------------------------------------------------------------------------

@@ -157,6 +157,19 @@ FREQUENCIES: frozenset[str] = frozenset(
     ("3hr", "6hr", "day", "fx", "mon", "monClim", "subhr", "yr")
 )
 
+#: frequency -> (digits of a file name's time points, climatology), per the CMIP5 DRS: yyyy,
+#: yyyymm, yyyymmdd, yyyymmddhh, yyyymmddhhmm, yyyymmddhhmmss; monClim files end in "-clim".
+#: fx files have no time range.
+TIME_PRECISION: dict[str, tuple[int, bool]] = {
+    "yr": (4, False),
+    "mon": (6, False),
+    "monClim": (6, True),
+    "day": (8, False),
+    "6hr": (10, False),
+    "3hr": (12, False),
+    "subhr": (14, False),
+}
+
 REALMS: frozenset[str] = frozenset(
     ("aerosol", "atmos", "atmosChem", "land", "landIce", "ocean", "ocnBgchem", "seaIce")
 )

@@ -29,12 +29,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._core import Correction, Facets, Translation, Translator, failure
+from ._time import drs_time_range
 from .cmip6_tables import (
     ACTIVITIES,
     EXPERIMENT_ACTIVITY,
     INSTITUTIONS,
     SOURCE_INSTITUTIONS,
     TABLES,
+    TIME_PRECISION,
 )
 from .names import build_name, split_name
 
@@ -55,6 +57,11 @@ FACET_KEYS = (
 )
 #: version component of a name whose version is unknown (same convention as CMIP5)
 LATEST = "latest"
+# the attributes a non-DRS file name is rebuilt from, in the order of _DATASET_KEYS
+_REBUILD_KEYS = (
+    "source_id", "experiment_id", "member_id (or variant_label)", "table_id", "variable_id",
+    "grid_label",
+)  # fmt: skip
 # what a file name says, in the order of a DRS path
 _DATASET_KEYS = (
     "source_id", "experiment_id", "member_id", "table_id", "variable_id", "grid_label"
@@ -126,15 +133,26 @@ class _Attributes:
 
     def __init__(self, attributes: Mapping[str, Any] | None) -> None:
         self._values: dict[str, str] = {}
-        for key, value in (attributes or {}).items():
-            if isinstance(value, bytes):
-                text = value.decode("utf-8", "replace")
-            elif isinstance(value, list | tuple):
-                text = " ".join(str(v) for v in value)
-            else:
-                text = str(value)
+        try:
+            items = list((attributes or {}).items())
+        except Exception:  # a broken mapping must not break naming: the name is enough
+            return
+        for key, value in items:
+            try:
+                if isinstance(value, bytes):
+                    text = value.decode("utf-8", "replace")
+                elif isinstance(value, list | tuple):
+                    text = " ".join(str(v) for v in value)
+                else:
+                    text = str(value)
+                name = str(key).lower()
+            except Exception:  # hostile values (a raising __str__) count as absent
+                continue
             if text.strip():
-                self._values[str(key).lower()] = text.strip()
+                self._values[name] = text.strip()
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
 
     def get(self, key: str) -> str | None:
         return self._values.get(key)
@@ -156,6 +174,10 @@ class CMIP6Translator(Translator):
     root = ROOT
     facet_keys = FACET_KEYS
     description = "CMIP6 DRS paths, file names and ESGF ids"
+
+    def guess_attributes(self, attributes: Mapping[str, Any]) -> int:
+        a = _Attributes(attributes)
+        return 80 if ROOT in (a.get("mip_era"), a.get("project_id")) else 0
 
     def guess(self, text: str) -> int:
         if text.startswith(_NAME_PREFIXES):
@@ -381,10 +403,14 @@ class _Job:
         tokens = stem.split("_")
         _reject_other_schemes(tokens)
         reason = _why_not_drs(tokens)
-        if not self._filename_from_attributes(stem, reason):
-            raise _Failure("not-drs", f"{self.leaf!r} is not a CMIP6 DRS file name: {reason}")
+        missing = self._filename_from_attributes(stem, reason)
+        if missing is not None:
+            hint = f" (no {missing} attribute to rebuild it from)" if self.attrs else ""
+            raise _Failure("not-drs", f"{self.leaf!r} is not a CMIP6 DRS file name: {reason}{hint}")
 
-    def _filename_from_attributes(self, stem: str, reason: str) -> bool:
+    def _filename_from_attributes(self, stem: str, reason: str) -> str | None:
+        """Rebuild the file name from the attributes; None when done, else the first attribute
+        missing (for the error message)."""
         a = self.attrs
         values = (
             a.get("source_id"),
@@ -394,21 +420,39 @@ class _Job:
             a.get("variable_id"),
             a.get("grid_label"),
         )
-        if any(v is None for v in values):
-            return False
+        for key, value in zip(_REBUILD_KEYS, values, strict=True):
+            if value is None:
+                return key
         problem = _dataset_problem(*values)
         if problem is not None:
             raise _Failure("invalid-attribute", f"global attributes: {problem}")
         self._set_dataset(*values)
-        found = _TIME_SEARCH.search(stem)
-        if found is not None:
-            self.facets["time_range"] = f"{found.group(1)}-{found.group(2)}{found.group(3) or ''}"
+        time_range, source = self._attribute_time_range(stem)
+        self.facets["time_range"] = time_range
         self.correct(
             "filename-from-attributes",
             f"'{self.leaf}' -> '{canonical_filename(self.facets)}': {reason}; "
-            "rebuilt from the global attributes",
+            f"rebuilt from the global attributes{source}",
         )
-        return True
+        return None
+
+    def _attribute_time_range(self, stem: str) -> tuple[str | None, str]:
+        """From time_coverage_start/end at the precision of the frequency attribute (the same
+        rule as CMIP5), else a range the old name carries; fx files have none."""
+        a = self.attrs
+        frequency = a.get("frequency")
+        if frequency == "fx":
+            return None, ""
+        precision = TIME_PRECISION.get(frequency or "")
+        start, end = a.get("time_coverage_start"), a.get("time_coverage_end")
+        if precision is not None and start is not None and end is not None:
+            time_range = drs_time_range(start, end, *precision)
+            if time_range is not None:
+                return time_range, " (time range from time_coverage_start/time_coverage_end)"
+        found = _TIME_SEARCH.search(stem)
+        if found is None:
+            return None, ""
+        return f"{found.group(1)}-{found.group(2)}{found.group(3) or ''}", ""
 
     def _parse_dataset_dirs(self, dirs: list[str]) -> None:
         k = _rindex_member(dirs)

@@ -31,6 +31,28 @@ TABLES: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
+#: frequency -> (digits of a file name's time points, climatology), per the CMIP6 DRS and CMOR 3:
+#: yyyy (yr, dec), yyyymm (mon, monC), yyyymmdd (day), yyyymmddhhmm (6hr, 3hr, 1hr, 1hrCM),
+#: yyyymmddhhmmss (subhr); monC and 1hrCM files end in "-clim". fx files have no time range.
+TIME_PRECISION: dict[str, tuple[int, bool]] = {
+    "dec": (4, False),
+    "yr": (4, False),
+    "yrPt": (4, False),
+    "mon": (6, False),
+    "monPt": (6, False),
+    "monC": (6, True),
+    "day": (8, False),
+    "6hr": (12, False),
+    "6hrPt": (12, False),
+    "3hr": (12, False),
+    "3hrPt": (12, False),
+    "1hr": (12, False),
+    "1hrPt": (12, False),
+    "1hrCM": (12, True),
+    "subhr": (14, False),
+    "subhrPt": (14, False),
+}
+
 #: registered CMIP6 institution_id values; used to recognise an institution directory in a
 #: path that lacks the activity directory (``.../CMIP6/NCAR/CESM2/historical/...``)
 INSTITUTIONS: frozenset[str] = frozenset(

@@ -36,9 +36,13 @@ Callers that must keep going over many files (``ndnsci translate --metadata``, a
 catch :class:`MetadataError` per file and use ``exc.code`` / ``exc.to_dict()``::
 
     try:
-        attributes = netcdf.read_global_attributes(path)
+        attributes = netcdf.naming_attributes(path)
     except netcdf.MetadataError as exc:
         attributes = None          # name the file from its path; report exc.code, exc.message
+
+:func:`naming_attributes` is what the translators want: the global attributes plus the main
+variable (``variable_id``) and time coverage (``time_coverage_start``/``time_coverage_end``) a
+CMIP file name is made of, so a file stored under another name can still be named.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ import os
 import re
 import stat
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NamedTuple
 
@@ -68,7 +72,9 @@ __all__ = [
     "cmip6_member_id",
     "derive_facets",
     "extract",
+    "main_variable",
     "mip_table",
+    "naming_attributes",
     "read_global_attributes",
     "sha256_file",
 ]
@@ -298,6 +304,36 @@ def read_global_attributes(path: str | os.PathLike[str]) -> dict[str, Any]:
     return attributes
 
 
+def naming_attributes(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The global attributes (as :func:`read_global_attributes`) plus, for each one the file does
+    not carry (names compared ignoring case), what a CMIP file name needs from its contents:
+
+    - ``variable_id``: the file's one data variable (:func:`main_variable`); absent when there is
+      not exactly one;
+    - ``time_coverage_start``/``time_coverage_end`` (ACDD): ISO 8601 times of the first and last
+      time coordinate values, the records a CMIP DRS time range names (not the cell bounds: a
+      monthly mean of January 1850 is ``1850-01-16T12:00:00``), decoded with cftime in the
+      axis's calendar. For a CF climatology (``time:climatology``) they are the climatology
+      bounds' first and last instants, the period the DRS names a climatology by. Absent when
+      there is no time axis or it cannot be decoded.
+
+    Header only: one open, two values of the time axis read (its first and last), no data
+    variable read.
+
+    >>> attributes = naming_attributes("tests/data/netcdf/edge/esmvalcore_tas_nondrs_name.nc")
+    >>> [attributes[k] for k in ("variable_id", "time_coverage_start", "time_coverage_end")]
+    ['tas', '1850-01-16T12:00:00', '1850-02-15T00:00:00']
+
+    Raises:
+        MetadataError: the file cannot be read as netCDF (see the module docstring for codes).
+    """
+    path = os.fspath(path)
+    ds, _ = _open(path)
+    with ds:
+        attributes: dict[str, Any] = _guarded(path, _naming_attributes, ds)
+    return attributes
+
+
 def extract(path: str | os.PathLike[str], checksum: bool = False) -> FileMetadata:
     """Read one file's header into a :class:`FileMetadata`; never reads data variables.
 
@@ -401,6 +437,47 @@ def cmip6_member_id(attributes: Mapping[str, Any]) -> str | None:
     if isinstance(sub, str) and sub.strip() and sub.strip().lower() != "none":
         return f"{sub.strip()}-{variant.strip()}"
     return variant.strip()
+
+
+#: attributes by which a CF variable names others that serve it: lists of names, and lists of
+#: ``term: variable`` pairs (grid_mapping, which may be either, is read on its own)
+_REFERENCES = ("bounds", "climatology", "coordinates", "ancillary_variables")
+_PAIRED_REFERENCES = ("cell_measures", "formula_terms")
+_PAIR_TARGET = re.compile(r"\S+:\s+(\S+)")
+
+
+def main_variable(variables: Iterable[VariableInfo]) -> str | None:
+    """The one data variable of a file, as CMOR writes CMIP files (one variable per file): the
+    variable that is not a coordinate variable (named like its first dimension: 1-D, or a
+    character array such as CMIP5's ``basin(basin, strlen)``), not scalar
+    (``height``, ``p0``: auxiliary), not named by another's ``bounds``, ``climatology``,
+    ``coordinates``, ``ancillary_variables``, ``cell_measures``, ``formula_terms`` or
+    ``grid_mapping``, and not an unreferenced ``<coordinate>_bnds``/``_bounds``. None unless
+    exactly one remains.
+    """
+    by_name = {v.name: v for v in variables}
+    served: set[str] = set()
+    for info in by_name.values():
+        for key in _REFERENCES:
+            value = attribute(info.attributes, key)
+            if isinstance(value, str):
+                served.update(value.split())
+        for key in _PAIRED_REFERENCES:
+            value = attribute(info.attributes, key)
+            if isinstance(value, str):
+                served.update(_PAIR_TARGET.findall(value))
+        mapping = attribute(info.attributes, "grid_mapping")
+        if isinstance(mapping, str):  # "crs" or CF 1.7's "crs: x y"
+            served.update(w.rstrip(":") for w in mapping.split() if ":" in w or ":" not in mapping)
+        for guess in (f"{info.name}_bnds", f"{info.name}_bounds"):
+            if guess in by_name and _fits(by_name[guess], info):
+                served.add(guess)
+    candidates = [
+        info.name
+        for info in by_name.values()
+        if info.dimensions and info.dimensions[0] != info.name and info.name not in served
+    ]
+    return candidates[0] if len(candidates) == 1 else None
 
 
 def derive_facets(attributes: Mapping[str, Any]) -> dict[str, str]:
@@ -635,6 +712,43 @@ def _guarded(path: str, func: Any, *args: Any) -> Any:
 
 
 # ----------------------------------------------------------------------- reading a header
+
+
+def _naming_attributes(ds: Any) -> dict[str, Any]:
+    attributes = _attributes(ds)
+    wanted = [
+        key
+        for key in ("variable_id", "time_coverage_start", "time_coverage_end")
+        if attribute(attributes, key) is None
+    ]
+    if not wanted:
+        return attributes
+    by_name = {info.name: info for info in (_variable_info(v) for v in ds.variables.values())}
+    derived: dict[str, Any] = {}
+    if "variable_id" in wanted:
+        derived["variable_id"] = main_variable(by_name.values())
+    if "time_coverage_start" in wanted or "time_coverage_end" in wanted:
+        derived["time_coverage_start"], derived["time_coverage_end"] = _naming_times(ds, by_name)
+    attributes.update((k, v) for k, v in derived.items() if k in wanted and v is not None)
+    return attributes
+
+
+def _naming_times(ds: Any, by_name: Mapping[str, VariableInfo]) -> tuple[str | None, str | None]:
+    """First and last time coordinate values (a climatology: its bounds' extremes), ISO 8601."""
+    info = _find_time(by_name)
+    if info is None:
+        return None, None
+    warnings: list[Issue] = []  # the header's oddities are extract()'s business, not naming's
+    length = info.shape[0] if info.shape else 1
+    climatology = attribute(info.attributes, "climatology")
+    bounds = by_name.get(climatology) if isinstance(climatology, str) else None
+    if bounds is not None and _fits(bounds, info):
+        first, last = _bounds_range(ds, bounds.name, length, warnings)
+    else:
+        first, last = _first_last(ds.variables[info.name], length, info.name, warnings)
+    calendar = _text(attribute(info.attributes, "calendar")) or "standard"
+    start, end = _decode_times([first, last], info.units, calendar, info, warnings)
+    return start, end
 
 
 def _read_header(ds: Any, path: str, info: os.stat_result) -> FileMetadata:

@@ -71,14 +71,25 @@ def _all_translators() -> tuple[Translator, ...]:
     return tuple(get_translator(scheme) for scheme in _classes())
 
 
-def detect(text: str) -> Translator | None:
-    """The translator most likely to understand ``text``, or None when none claims it."""
+def detect(text: str, attributes: Mapping[str, Any] | None = None) -> Translator | None:
+    """The translator most likely to understand ``text``, or None when none claims it.
+
+    With the file's netCDF global ``attributes``, each translator's ``guess_attributes`` score
+    competes with the text scores: the highest score wins, ties go to the text. So attributes
+    decide when the text does not (a file under a name no scheme claims, or one that only
+    mentions a project), and a name's structure still outweighs them.
+    """
     best: Translator | None = None
     best_score = 0
     for translator in _all_translators():
         score = translator.guess(text)
         if score > best_score:
             best, best_score = translator, score
+    if attributes is not None:
+        for translator in _all_translators():
+            score = translator.guess_attributes(attributes)
+            if score > best_score:
+                best, best_score = translator, score
     return best
 
 
@@ -91,12 +102,14 @@ def translate(
     >>> t.name
     '/CMIP5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/latest/tas/tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc'
 
-    Never raises on bad input: see ``Translation.error``. Raises UnknownSchemeError for an
-    unknown ``scheme``.
+    ``attributes`` are the file's netCDF global attributes when known (see
+    ``netcdf.naming_attributes``): with ``scheme="auto"`` they also take part in choosing the
+    scheme (:func:`detect`). Never raises on bad input: see ``Translation.error``. Raises
+    UnknownSchemeError for an unknown ``scheme``.
     """
     text = text.strip()
     if scheme == AUTO:
-        translator = detect(text)
+        translator = detect(text, attributes)
         if translator is None:
             return failure(
                 text,

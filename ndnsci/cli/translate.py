@@ -41,7 +41,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--metadata",
         action="store_true",
-        help="read netCDF global attributes of existing files to fill and check components",
+        help="read netCDF global attributes of existing files to fill and check components "
+        "(and to name files whose names are not DRS names from their contents)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per input (JSON lines)")
     p.add_argument(
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="surrogateescape")
     convert = make_converter(args)
-    writer = _JsonWriter(sys.stdout) if args.json else _TableWriter(sys.stdout)
+    writer = _JsonWriter(sys.stdout) if args.json else _TableWriter(sys.stdout, args.reverse)
     failed = 0
     for chunk in _input_chunks(args):
         results = [convert(text) for text in chunk]
@@ -91,7 +92,7 @@ def make_converter(args: argparse.Namespace) -> Callable[[str], Translation]:
         # CMS .root files and other non-netCDF files are named from their path alone
         if ".nc" in os.path.basename(text) and os.path.isfile(text):
             try:
-                attributes = netcdf.read_global_attributes(text)
+                attributes = netcdf.naming_attributes(text)
             except netcdf.MetadataError as exc:
                 print(f"ndnsci: {exc} [{exc.code}]; named from its path only", file=sys.stderr)
         return translate(text, scheme, attributes)
@@ -156,8 +157,9 @@ class _JsonWriter:
 class _TableWriter:
     """Readable output: one line per input, corrections and errors indented under it."""
 
-    def __init__(self, out: IO[str]) -> None:
+    def __init__(self, out: IO[str], reverse: bool = False) -> None:
         self.out = out
+        self.reverse = reverse
         self.counts = {"ok": 0, "corrected": 0, "failed": 0}
 
     def write(self, results: list[Translation]) -> None:
@@ -169,8 +171,11 @@ class _TableWriter:
                 lines.append(f"FAIL  {r.input}\n      {r.error.code}: {r.error.message}")
                 continue
             self.counts["corrected" if r.corrections else "ok"] += 1
-            shown = r.filename if r.input == r.name else r.name
+            shown = r.filename if self.reverse else r.name
             lines.append(f"{'FIXED' if r.corrections else 'OK':<5} {r.input}\n      -> {shown}")
+            if self.reverse:
+                facets = ", ".join(f"{k}={v}" for k, v in r.facets.items() if v is not None)
+                lines.append(f"      {facets}")
             lines.extend(f"      * {c.rule}: {c.message}" for c in r.corrections)
         if lines:
             self.out.write("\n".join(lines) + "\n")

@@ -147,3 +147,85 @@ def test_hostile_input_bytes_never_crash(raw):
     assert b"Traceback" not in proc.stderr
     for line in proc.stdout.splitlines():
         assert list(json.loads(line)) == KEYS
+
+
+def test_metadata_fills_and_checks_components_from_real_files(capsys):
+    main(["translate", "--json", "--metadata", str(DATA / "netcdf" / "cmip5")])
+    records = _json_lines(capsys.readouterr().out)
+    assert len(records) == 33
+    assert all(r["ok"] for r in records)
+    assert {r["facets"]["institute"] for r in records} >= {"MOHC", "IPSL", "NASA-GISS"}
+    # the one non-DRS name of the archive is named from its contents; its DRS directories count
+    odd = next(r for r in records if r["input"].endswith("/files/odd_file.nc"))
+    assert odd["name"] == (
+        "/CMIP5/output1/BNU/BNU-ESM/esmControl/mon/ocnBgchem/Omon/r1i1p1/latest/fgco2/"
+        "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-145002.nc"
+    )
+    assert [c["rule"] for c in odd["corrections"]] == [
+        "filename-from-attributes",
+        "dir-ignored",  # files/: drslib's storage directory without its <variable>_<date>
+        "dir-file-mismatch",  # cfMon/: BNU-ESM's Omon files sit under a cfMon directory
+        "version-missing",
+    ]
+
+
+def test_metadata_names_the_archive_as_its_paths_do_but_the_non_drs_file(capsys):
+    archive = str(DATA / "netcdf" / "cmip5")
+    main(["translate", "--json", archive])
+    from_paths = _json_lines(capsys.readouterr().out)
+    main(["translate", "--json", "--metadata", archive])
+    with_metadata = _json_lines(capsys.readouterr().out)
+    changed = [
+        b["input"]
+        for a, b in zip(from_paths, with_metadata, strict=True)
+        if (a["name"], a["facets"], a["corrections"]) != (b["name"], b["facets"], b["corrections"])
+    ]
+    assert [Path(p).name for p in changed] == ["odd_file.nc"]
+
+
+EDGE_NAMES = {
+    "esmvalcore_tas_nondrs_name.nc": "/CMIP5/output1/CCCma/CanESM2/historical/mon/atmos/Amon/"
+    "r1i1p1/latest/tas/tas_Amon_CanESM2_historical_r1i1p1_185001-185002.nc",
+    "esmvalcore_areacella_nondrs_name.nc": "/CMIP5/output1/CCCma/CanESM2/historical/fx/atmos/fx/"
+    "r0i0p0/latest/areacella/areacella_fx_CanESM2_historical_r0i0p0.nc",
+}
+
+
+def test_metadata_on_files_that_are_not_netcdf_names_them_from_the_path(capsys):
+    code = main(["translate", "--json", "--metadata", str(DATA / "netcdf" / "edge")])
+    captured = capsys.readouterr()
+    records = _json_lines(captured.out)
+    assert len(records) == len(list((DATA / "netcdf" / "edge").iterdir()))
+    assert "Traceback" not in captured.err
+    truncated = next(r for r in records if "truncated_fgco2" in r["input"])
+    assert "truncated" in captured.err  # the unreadable header is reported
+    # and the file is named from its path alone: its name is a DRS name behind a 'truncated_'
+    # field, which the CMIP5 scheme refuses as a derived file's name
+    assert truncated["scheme"] == "cmip5"
+    assert truncated["error"]["code"] == "not-drs-filename"
+    assert "'truncated'" in truncated["error"]["message"]
+    named = {Path(r["input"]).name: r["name"] for r in records if r["ok"]}
+    assert named == EDGE_NAMES  # real CMIP5 data under non-DRS names: named from its contents
+    assert code == 1  # the files that are no CMIP data cannot be named
+
+
+def test_metadata_records_the_original_name_of_a_file_named_from_its_contents(capsys):
+    path = DATA / "netcdf" / "edge" / "esmvalcore_tas_nondrs_name.nc"
+    code = main(["translate", "--json", "--metadata", str(path)])
+    (record,) = _json_lines(capsys.readouterr().out)
+    assert code == 0
+    assert record["input"] == str(path)
+    assert record["scheme"] == "cmip5"
+    assert record["name"] == EDGE_NAMES[path.name]
+    assert record["corrections"][0] == {
+        "rule": "filename-from-attributes",
+        "message": "'esmvalcore_tas_nondrs_name.nc' -> "
+        "'tas_Amon_CanESM2_historical_r1i1p1_185001-185002.nc': not a CMIP5 DRS file name; "
+        "rebuilt from the global attributes (time range from time_coverage_start/"
+        "time_coverage_end)",
+    }
+    assert [c["rule"] for c in record["corrections"]] == [
+        "filename-from-attributes",
+        "product-output",
+        "version-missing",
+    ]

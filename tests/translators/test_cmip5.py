@@ -790,3 +790,203 @@ def test_an_ensemble_derived_by_the_extractor_is_checked():
     result = CMIP5.translate(CANCM4, attributes)
     assert rules(result)[0] == "attribute-mismatch"
     assert "'r2i1p1'" in result.corrections[0].message
+
+
+# --- a file whose name is not a DRS name, named from its attributes ----------------------------
+
+EDGE = DATA / "netcdf" / "edge"
+ESMVALCORE_TAS = EDGE / "esmvalcore_tas_nondrs_name.nc"
+ESMVALCORE_FX = EDGE / "esmvalcore_areacella_nondrs_name.nc"
+CANESM2_TAS = "tas_Amon_CanESM2_historical_r1i1p1_185001-185002.nc"
+
+
+def naming_attributes(path):
+    from ndnsci.translators import netcdf
+
+    return netcdf.naming_attributes(path)
+
+
+def test_real_cmip5_file_under_a_non_drs_name_is_named_from_its_contents():
+    # CanESM2 tas, renamed by ESMValCore's tests; its time axis holds January and February 1850
+    result = CMIP5.translate(str(ESMVALCORE_TAS), naming_attributes(ESMVALCORE_TAS))
+    assert result.ok, result.error
+    assert result.name == (
+        f"/CMIP5/output1/CCCma/CanESM2/historical/mon/atmos/Amon/r1i1p1/latest/tas/{CANESM2_TAS}"
+    )
+    assert result.facets["time_range"] == "185001-185002"
+    assert rules(result) == ["filename-from-attributes", "product-output", "version-missing"]
+    message = result.corrections[0].message
+    assert message.startswith(f"'esmvalcore_tas_nondrs_name.nc' -> '{CANESM2_TAS}'")
+    assert "time_coverage_start" in message
+    assert reverse(result.name).filename == CANESM2_TAS  # a canonical, reversible name
+
+
+def test_real_fx_file_under_a_non_drs_name_gets_no_time_range():
+    result = CMIP5.translate(str(ESMVALCORE_FX), naming_attributes(ESMVALCORE_FX))
+    assert result.name == (
+        "/CMIP5/output1/CCCma/CanESM2/historical/fx/atmos/fx/r0i0p0/latest/areacella/"
+        "areacella_fx_CanESM2_historical_r0i0p0.nc"
+    )
+    assert result.facets["time_range"] is None
+    assert rules(result)[0] == "filename-from-attributes"
+
+
+def test_auto_detection_takes_the_scheme_from_the_attributes_when_the_name_says_nothing():
+    text = str(ESMVALCORE_TAS)
+    assert translate(text).error.code == "unknown-scheme"
+    assert translate(text, attributes=naming_attributes(ESMVALCORE_TAS)).scheme == "cmip5"
+
+
+def test_drs_directories_still_give_their_components():
+    path = "/data/cmip5/output2/CCCma/CanESM2/historical/mon/atmos/Amon/r1i1p1/v20120718/tas/x.nc"
+    result = CMIP5.translate(path, naming_attributes(ESMVALCORE_TAS))
+    assert result.name == (
+        f"/CMIP5/output2/CCCma/CanESM2/historical/mon/atmos/Amon/r1i1p1/v20120718/tas/{CANESM2_TAS}"
+    )
+    assert rules(result) == ["filename-from-attributes"]
+
+
+# the attributes of the ESMValCore CanESM2 tas file, and what naming_attributes adds to them
+TAS_ATTRIBUTES = {
+    **CANCM4_ATTRIBUTES,
+    "model_id": "CanESM2",
+    "table_id": "Table Amon (31 January 2011) 53b766a395ac41696af40aab76a49ae5",
+    "realization": np.int32(1),
+    "variable_id": "tas",
+    "time_coverage_start": "1850-01-16T12:00:00",
+    "time_coverage_end": "1850-02-15T00:00:00",
+}
+
+
+@pytest.mark.parametrize(
+    ("table", "variable", "start", "end", "time_range"),
+    [
+        ("Oyr", "co3", "2078-06-01T00:00:00", "2079-06-01T00:00:00", "2078-2079"),
+        ("Amon", "tas", "1850-01-16T12:00:00", "2005-12-16T12:00:00", "185001-200512"),
+        ("day", "pr", "1850-01-01T12:00:00", "2005-12-31T12:00:00", "18500101-20051231"),
+        ("6hrPlev", "psl", "1979-01-01T00:00:00", "1979-12-31T18:00:00", "1979010100-1979123118"),
+        ("3hr", "tas", "2026-01-01T03:00:00", "2026-12-31T21:00:00", "202601010300-202612312100"),
+        (
+            "cfSites",
+            "ta",
+            "2008-07-15T00:15:00",
+            "2008-07-20T23:45:30",
+            "20080715001500-20080720234530",
+        ),
+        # a monthly climatology is named by its period: the end bound opens the next month
+        ("Oclim", "difvso", "1986-01-01T00:00:00", "2006-01-01T00:00:00", "198601-200512-clim"),
+    ],
+)
+def test_time_range_has_the_precision_of_the_tables_frequency(
+    table, variable, start, end, time_range
+):
+    attributes = {
+        **TAS_ATTRIBUTES,
+        "table_id": f"Table {table} (26 July 2011) 0123",
+        "variable_id": variable,
+        "time_coverage_start": start,
+        "time_coverage_end": end,
+    }
+    del attributes["frequency"], attributes["modeling_realm"]
+    result = CMIP5.translate("renamed.nc", attributes)
+    assert result.ok, result.error
+    assert result.facets["time_range"] == time_range
+    assert result.filename == f"{variable}_{table}_CanESM2_historical_r1i1p1_{time_range}.nc"
+    assert result.facets["frequency"] == cmip5_module.TABLES[table][0]
+
+
+def test_time_range_written_in_the_old_name_is_kept_without_coverage_attributes():
+    attributes = {k: v for k, v in TAS_ATTRIBUTES.items() if not k.startswith("time_coverage")}
+    result = CMIP5.translate("tas_CanESM2_185001-200512.nc", attributes)
+    assert result.filename == "tas_Amon_CanESM2_historical_r1i1p1_185001-200512.nc"
+    assert "kept from the file name" in result.corrections[0].message
+
+
+def test_attribute_values_are_canonicalised_like_file_name_fields():
+    attributes = {
+        **TAS_ATTRIBUTES,
+        "model_id": b"canesm2",
+        "experiment_id": "HISTORICAL",
+        "table_id": "Table amon (31 January 2011)",
+    }
+    result = CMIP5.translate("renamed.nc", attributes)
+    assert result.filename == CANESM2_TAS
+
+
+@pytest.mark.parametrize(
+    ("change", "hint"),
+    [
+        ({"project_id": None}, "no project_id attribute"),
+        ({"project_id": "CORDEX"}, "project_id 'CORDEX' is not CMIP5"),
+        ({"variable_id": None}, "no variable_id attribute"),
+        ({"variable_id": "t as"}, "variable_id 't as' is not letters"),
+        ({"model_id": None}, "no model_id attribute"),
+        ({"experiment_id": None}, "no experiment_id attribute"),
+        ({"table_id": None}, "no table_id attribute"),
+        ({"table_id": "Table Amonthly (2011)"}, "names no CMIP5 MIP table"),
+        ({"realization": None}, "no realization/initialization_method/physics_version"),
+        ({"time_coverage_start": None}, "no time_coverage_start/time_coverage_end attributes"),
+        ({"time_coverage_end": "the end"}, "are not ISO 8601 dates"),
+    ],
+)
+def test_insufficient_attributes_keep_the_error_and_say_what_is_missing(change, hint):
+    attributes = {**TAS_ATTRIBUTES, **change}
+    attributes = {k: v for k, v in attributes.items() if v is not None}
+    result = CMIP5.translate("esmvalcore_tas_nondrs_name.nc", attributes)
+    assert not result.ok
+    assert result.error.code == "not-drs-filename"
+    assert result.error.message.startswith("'esmvalcore_tas_nondrs_name': no ensemble field")
+    assert hint in result.error.message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "regridded_tos_day_CMCC-CESM_historical_r1i1p1_18680101-18731231.nc",
+        "pr_day_CanESM2_rcp85_r1i1p1_na10kgrid_qm-moving-50bins-detrend_2095.nc",
+    ],
+)
+def test_a_derived_file_is_not_renamed_after_the_file_it_came_from(name):
+    # a DRS name with extra fields: its header is (mostly) that of the original file
+    result = CMIP5.translate(name, TAS_ATTRIBUTES)
+    assert result.error.code == "not-drs-filename"
+    assert "not renamed from the global attributes" in result.error.message
+
+
+def test_attributes_are_not_used_for_names_refused_for_other_reasons():
+    result = CMIP5.translate("agessc_OmonOnRho_NorESM1-M_piControl_r1i1p1_070001-070312.nc", {})
+    assert result.error.code == "unknown-mip-table"
+    result = CMIP5.translate("tas_Amon_x.txt", TAS_ATTRIBUTES)
+    assert result.error.code == "not-netcdf"
+
+
+def test_esgf_id_and_extension_corrections_come_first():
+    text = "cmip5.output1.CCCma.CanESM2.historical.mon.atmos.Amon.r1i1p1.v20120718.tas.nc4"
+    result = CMIP5.translate(text, TAS_ATTRIBUTES)
+    assert result.ok, result.error
+    assert rules(result) == ["extension", "filename-from-attributes"]
+    assert result.corrections[1].message.startswith(f"'tas.nc4' -> '{CANESM2_TAS}'")
+    assert result.facets["version"] == "v20120718"
+
+
+@pytest.mark.parametrize(
+    ("attributes", "score"),
+    [
+        (TAS_ATTRIBUTES, 80),
+        ({"PROJECT_ID": b"CMIP5"}, 80),
+        ({"project_id": "CMIP6"}, 0),
+        ({"mip_era": "CMIP6"}, 0),
+        ({}, 0),
+        ({"project_id": Hostile()}, 0),
+        (BrokenMapping(), 0),
+    ],
+)
+def test_guess_attributes(attributes, score):
+    assert CMIP5.guess_attributes(attributes) == score
+
+
+def test_a_name_outweighs_attributes_but_a_project_mention_does_not():
+    cmip6 = {"mip_era": "CMIP6"}
+    assert translate(TAS, attributes=cmip6).scheme == "cmip5"  # structure: 90 > 80
+    assert translate("/data/cmip6/renamed.nc", attributes=TAS_ATTRIBUTES).scheme == "cmip5"
+    assert translate("/data/cmip6/renamed.nc").scheme == "cmip6"  # 'cmip6' alone: 60

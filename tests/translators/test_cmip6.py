@@ -290,6 +290,108 @@ def test_upper_case_attribute_names_and_byte_values_are_understood():
     assert result.facets["member_id"] == "s1960-r2i1p1f1"
 
 
+# the time coverage netcdf.naming_attributes derives from the DCPP file's time axis (first and
+# last monthly means) and the frequency every CMIP6 file carries
+DCPP_COVERAGE = {
+    "frequency": "mon",
+    "time_coverage_start": "1960-11-16T00:00:00",
+    "time_coverage_end": "1961-10-16T12:00:00",
+}
+
+
+def test_rebuilt_file_name_takes_its_time_range_from_the_time_coverage():
+    result = CMIP6.translate("odd.nc", {**DCPP_ATTRIBUTES, **DCPP_COVERAGE})
+    assert result.filename == DCPP_FILE
+    assert result.facets["time_range"] == "196011-196110"
+    assert rules(result) == ["filename-from-attributes", "version-missing"]
+    assert result.corrections[0].message.startswith(f"'odd.nc' -> '{DCPP_FILE}'")
+    assert "time_coverage_start" in result.corrections[0].message
+
+
+def test_time_coverage_wins_over_a_range_in_the_old_name():
+    result = CMIP6.translate(
+        "_historical_r1i1p1f1_gr_185001-185012.nc", {**DCPP_ATTRIBUTES, **DCPP_COVERAGE}
+    )
+    assert result.facets["time_range"] == "196011-196110"
+
+
+@pytest.mark.parametrize(
+    ("frequency", "start", "end", "time_range"),
+    [
+        ("yr", "1960-07-02T00:00:00", "1969-07-02T00:00:00", "1960-1969"),
+        ("dec", "1965-01-01T00:00:00", "1975-01-01T00:00:00", "1965-1975"),
+        ("day", "1960-11-01T12:00:00", "1961-10-31T12:00:00", "19601101-19611031"),
+        ("6hrPt", "1960-11-01T06:00:00", "1961-10-31T18:00:00", "196011010600-196110311800"),
+        ("3hr", "2000-01-01T01:30:00", "2000-01-01T04:30:00", "200001010130-200001010430"),
+        ("subhrPt", "2000-01-01T00:12:30", "2000-01-01T00:37:30", "20000101001230-20000101003730"),
+        # climatologies, as CMOR 3 names them (its test_filename_time_range.py)
+        ("monC", "2000-01-01T00:00:00", "2000-03-01T00:00:00", "200001-200002-clim"),
+        ("1hrCM", "2000-01-01T00:00:00", "2000-01-01T00:50:00", "200001010000-200001010050-clim"),
+    ],
+)
+def test_time_range_precision_follows_the_frequency(frequency, start, end, time_range):
+    attributes = {
+        **DCPP_ATTRIBUTES,
+        "frequency": frequency,
+        "time_coverage_start": start,
+        "time_coverage_end": end,
+    }
+    result = CMIP6.translate("odd.nc", attributes)
+    assert result.facets["time_range"] == time_range
+
+
+def test_fixed_fields_get_no_time_range():
+    attributes = {**DCPP_ATTRIBUTES, **DCPP_COVERAGE, "frequency": "fx", "table_id": "fx"}
+    result = CMIP6.translate("odd_185001-185012.nc", {**attributes, "variable_id": "areacella"})
+    assert result.filename == "areacella_fx_EC-Earth3_dcppA-hindcast_s1960-r2i1p1f1_gr.nc"
+
+
+def test_missing_rebuild_attribute_is_named_in_the_error():
+    attributes = {k: v for k, v in DCPP_ATTRIBUTES.items() if k != "grid_label"}
+    result = CMIP6.translate("odd.nc", attributes)
+    assert result.error.code == "not-drs"
+    assert "(no grid_label attribute to rebuild it from)" in result.error.message
+    assert "to rebuild" not in CMIP6.translate("odd.nc").error.message
+
+
+@pytest.mark.parametrize(
+    ("attributes", "score"),
+    [
+        (DCPP_ATTRIBUTES, 80),
+        ({"MIP_ERA": b"CMIP6"}, 80),
+        ({"project_id": "CMIP6"}, 80),
+        ({"project_id": "CMIP5"}, 0),
+        ({}, 0),
+    ],
+)
+def test_guess_attributes(attributes, score):
+    assert CMIP6.guess_attributes(attributes) == score
+
+
+class _Hostile:
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+class _BrokenMapping(dict):
+    def items(self):
+        raise RuntimeError("no")
+
+
+@pytest.mark.parametrize("attributes", [{"mip_era": _Hostile()}, _BrokenMapping()])
+def test_hostile_attributes_never_raise(attributes):
+    assert CMIP6.guess_attributes(attributes) == 0
+    assert CMIP6.translate(TAS, attributes).ok
+
+
+def test_auto_detection_names_a_cmip6_file_under_any_name_from_its_attributes():
+    attributes = {**DCPP_ATTRIBUTES, **DCPP_COVERAGE}
+    assert translate("/archive/run42/output.nc").error.code == "unknown-scheme"
+    result = translate("/archive/run42/output.nc", attributes=attributes)
+    assert result.scheme == "cmip6"
+    assert result.filename == DCPP_FILE
+
+
 # -- errors ----------------------------------------------------------------------------------
 
 

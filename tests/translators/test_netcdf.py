@@ -882,3 +882,199 @@ def test_user_defined_types_are_named_not_read(tmp_path):
         ("rows", "VLType:ragged"),
     ]
     assert meta.groups == ["extra"]
+
+
+# ------------------------------------------------------------- naming_attributes (translators)
+
+NAMING_KEYS = ("variable_id", "time_coverage_start", "time_coverage_end")
+
+
+@pytest.mark.parametrize("path", SAMPLE, ids=lambda p: p.name)
+def test_naming_attributes_give_each_sample_files_variable_and_first_and_last_records(path):
+    attributes = netcdf.naming_attributes(path)
+    added = {k: attributes.pop(k) for k in NAMING_KEYS}
+    assert attributes == netcdf.read_global_attributes(path)  # the rest as read_global_attributes
+    meta = netcdf.extract(path)
+    assert meta.time is not None
+    assert (added["time_coverage_start"], added["time_coverage_end"]) == (
+        meta.time.first,
+        meta.time.last,
+    )  # coordinate values, not bounds
+    if path != ODD:
+        assert added["variable_id"] == path.name.split("_")[0]
+    else:  # the file whose name says nothing holds BNU-ESM fgco2, as its directories say
+        assert added["variable_id"] == "fgco2"
+
+
+def test_naming_attributes_of_the_non_drs_esmvalcore_files():
+    tas = netcdf.naming_attributes(EDGE / "esmvalcore_tas_nondrs_name.nc")
+    # two monthly means of a 365_day calendar: 15.5 and 45 days since 1850-01-01
+    assert {k: tas[k] for k in NAMING_KEYS} == {
+        "variable_id": "tas",  # not height (scalar), lat/lon (coordinates), *_bnds (bounds)
+        "time_coverage_start": "1850-01-16T12:00:00",
+        "time_coverage_end": "1850-02-15T00:00:00",
+    }
+    assert tas["project_id"] == "CMIP5" and tas["model_id"] == "CanESM2"
+    fx = netcdf.naming_attributes(EDGE / "esmvalcore_areacella_nondrs_name.nc")
+    assert fx["variable_id"] == "areacella"
+    assert "time_coverage_start" not in fx and "time_coverage_end" not in fx  # no time axis
+
+
+@pytest.mark.parametrize(("name", "outcome"), EDGE_OUTCOMES.items())
+def test_naming_attributes_of_every_edge_file(name, outcome):
+    try:
+        attributes = netcdf.naming_attributes(EDGE / name)
+    except MetadataError as exc:
+        assert exc.code == outcome
+        return
+    assert outcome == "ok"
+    json.dumps(attributes, allow_nan=False)
+    assert set(attributes) - set(netcdf.read_global_attributes(EDGE / name)) <= set(NAMING_KEYS)
+
+
+def make_cmip_like_file(path, **global_attrs):
+    """A CMOR-shaped monthly file: tas(time, lat, lon) with height, bounds and cell measures."""
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.setncatts(global_attrs)
+        for dim, size in (("time", None), ("lat", 2), ("lon", 2), ("bnds", 2)):
+            ds.createDimension(dim, size)
+        time = ds.createVariable("time", "f8", ("time",))
+        time.setncatts(
+            {"units": "days since 2000-01-01", "calendar": "360_day", "bounds": "time_bnds"}
+        )
+        time[:] = [15.0, 45.0, 75.0]
+        ds.createVariable("time_bnds", "f8", ("time", "bnds"))[:] = [[0, 30], [30, 60], [60, 90]]
+        for axis in ("lat", "lon"):
+            ds.createVariable(axis, "f8", (axis,))[:] = [0.0, 1.0]
+            ds[axis].bounds = f"{axis}_bnds"
+            ds.createVariable(f"{axis}_bnds", "f8", (axis, "bnds"))
+        ds.createVariable("height", "f8", ())
+        tas = ds.createVariable("tas", "f4", ("time", "lat", "lon"))
+        tas.setncatts({"coordinates": "height", "cell_measures": "area: areacella"})
+        ds.createVariable("areacella", "f4", ("lat", "lon"))
+    return path
+
+
+def test_naming_attributes_time_in_a_360_day_calendar_from_the_coordinate(tmp_path):
+    attributes = netcdf.naming_attributes(make_cmip_like_file(tmp_path / "x.nc"))
+    assert attributes["variable_id"] == "tas"  # areacella is a cell measure of tas
+    assert (attributes["time_coverage_start"], attributes["time_coverage_end"]) == (
+        "2000-01-16T00:00:00",
+        "2000-03-16T00:00:00",
+    )
+
+
+def test_naming_attributes_keep_what_the_file_says_in_any_case(tmp_path):
+    path = make_cmip_like_file(
+        tmp_path / "x.nc", VARIABLE_ID="pr", time_coverage_start="1999-12-01"
+    )
+    attributes = netcdf.naming_attributes(path)
+    assert attributes["VARIABLE_ID"] == "pr" and "variable_id" not in attributes
+    assert attributes["time_coverage_start"] == "1999-12-01"  # the file's own
+    assert attributes["time_coverage_end"] == "2000-03-16T00:00:00"  # the missing one, derived
+
+
+def test_naming_attributes_leave_variable_id_out_when_several_variables_qualify(tmp_path):
+    path = make_cmip_like_file(tmp_path / "x.nc")
+    with netCDF4.Dataset(path, "a") as ds:
+        ds.createVariable("pr", "f4", ("time", "lat", "lon"))
+    attributes = netcdf.naming_attributes(path)
+    assert "variable_id" not in attributes
+    assert attributes["time_coverage_start"] == "2000-01-16T00:00:00"
+
+
+def test_main_variable_skips_formula_terms_grid_mapping_and_unreferenced_bounds(tmp_path):
+    # a CMOR hybrid-level file (cl with a, b, p0, ps) after a tool dropped lev@bounds
+    path = tmp_path / "cl.nc"
+    with netCDF4.Dataset(path, "w") as ds:
+        for dim, size in (("time", None), ("lev", 3), ("lat", 2), ("bnds", 2)):
+            ds.createDimension(dim, size)
+        ds.createVariable("time", "f8", ("time",))
+        ds.createVariable("lat", "f8", ("lat",))
+        lev = ds.createVariable("lev", "f8", ("lev",))
+        lev.formula_terms = "p0: p0 a: a b: b ps: ps"
+        ds.createVariable("lev_bnds", "f8", ("lev", "bnds"))
+        ds.createVariable("p0", "f8", ())
+        for name in ("a", "b"):
+            ds.createVariable(name, "f8", ("lev",))
+        ds.createVariable("ps", "f4", ("time", "lat"))
+        ds.createVariable("crs", "i4", ())
+        cl = ds.createVariable("cl", "f4", ("time", "lev", "lat"))
+        cl.grid_mapping = "crs"
+    assert netcdf.naming_attributes(path)["variable_id"] == "cl"
+
+
+def test_naming_attributes_of_a_climatology_are_its_period(tmp_path):
+    # a monthly climatology of 1986-2005, January to December (CF climatology bounds)
+    path = tmp_path / "clim.nc"
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("time", 2)
+        ds.createDimension("nv", 2)
+        time = ds.createVariable("time", "f8", ("time",))
+        time.setncatts(
+            {"units": "days since 1986-01-01", "calendar": "360_day", "climatology": "clim_bnds"}
+        )
+        time[:] = [3435.0, 3765.0]  # mid-January and mid-December 1995
+        ds.createVariable("clim_bnds", "f8", ("time", "nv"))[:] = [[0, 6870], [330, 7200]]
+        ds.createVariable("difvso", "f4", ("time",))
+    attributes = netcdf.naming_attributes(path)
+    assert (attributes["time_coverage_start"], attributes["time_coverage_end"]) == (
+        "1986-01-01T00:00:00",
+        "2006-01-01T00:00:00",
+    )
+
+
+def test_naming_attributes_without_a_decodable_time_axis(tmp_path):
+    path = make_time_file(tmp_path / "t.nc", "months since 2000-01-01", "noleap", [0.5, 11.5])
+    attributes = netcdf.naming_attributes(path)
+    assert "time_coverage_start" not in attributes and "time_coverage_end" not in attributes
+    assert "variable_id" not in attributes  # the time axis is the only variable
+
+
+def test_naming_attributes_errors_are_metadata_errors(tmp_path):
+    with pytest.raises(MetadataError) as info:
+        netcdf.naming_attributes(
+            EDGE / "truncated_fgco2_Omon_MIROC-ESM_esmHistorical_r3i1p1_185001-200512.nc"
+        )
+    assert info.value.code == "truncated"
+    with pytest.raises(MetadataError) as info:
+        netcdf.naming_attributes(tmp_path / "missing.nc")
+    assert info.value.code == "not-found"
+
+
+def test_naming_attributes_read_two_time_values_and_no_data(tmp_path):
+    """A 400 MB variable and a 2-million-step time axis: naming reads a header and two values."""
+    path = tmp_path / "big.nc"
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("y", 10_000)
+        ds.createDimension("x", 10_000)
+        time = ds.createVariable("time", "f8", ("time",))
+        time.setncatts({"units": "seconds since 2000-01-01", "calendar": "standard"})
+        time[:] = np.arange(2_000_000, dtype="f8")
+        ds.createVariable("big", "f4", ("y", "x"), chunksizes=(1000, 1000))
+    tracemalloc.start()
+    try:
+        attributes = netcdf.naming_attributes(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert attributes == {
+        "variable_id": "big",
+        "time_coverage_start": "2000-01-01T00:00:00",
+        "time_coverage_end": "2000-01-24T03:33:19",
+    }
+    assert peak < 2_000_000, f"naming_attributes() allocated {peak:,} bytes"
+
+
+def test_main_variable_skips_string_valued_coordinate_variables(tmp_path):
+    # CMIP5 msftmyz: basin(basin, strlen) names the ocean basins, msftmyz(time, basin, lev, lat)
+    path = tmp_path / "msftmyz.nc"
+    with netCDF4.Dataset(path, "w") as ds:
+        for dim, size in (("time", None), ("basin", 3), ("strlen", 21), ("lev", 2), ("lat", 2)):
+            ds.createDimension(dim, size)
+        for axis in ("time", "lev", "lat"):
+            ds.createVariable(axis, "f8", (axis,))
+        ds.createVariable("basin", "S1", ("basin", "strlen"))
+        ds.createVariable("msftmyz", "f4", ("time", "basin", "lev", "lat"))
+    assert netcdf.naming_attributes(path)["variable_id"] == "msftmyz"

@@ -3,6 +3,7 @@ import pytest
 from ndnsci.translators import (
     Translator,
     UnknownSchemeError,
+    detect,
     get_translator,
     list_schemes,
     reverse,
@@ -69,3 +70,22 @@ def test_reverse_of_an_unknown_root_is_a_structured_error():
     assert not back.ok
     assert back.error is not None and back.error.code == "unknown-root"
     assert "/CMIP5" in back.error.message
+
+
+def test_attributes_decide_the_scheme_only_when_the_text_does_not():
+    cmip5 = {"project_id": "CMIP5"}
+    assert detect("renamed.nc") is None
+    assert detect("renamed.nc", cmip5) is get_translator("cmip5")
+    assert detect("renamed.nc", {"mip_era": "CMIP6"}) is get_translator("cmip6")
+    assert detect("renamed.nc", {"title": "no project"}) is None
+    # a name's structure outweighs the attributes
+    assert detect("tas_Amon_IPSL-CM6A-LR_historical_r1i1p1f1_gr_185001-201412.nc", cmip5) is (
+        get_translator("cmip6")
+    )
+    result = translate("renamed.nc", attributes={"title": "no project"})
+    assert result.error is not None and result.error.code == "unknown-scheme"
+
+
+def test_guess_attributes_claims_nothing_by_default():
+    assert get_translator("cms").guess_attributes({"project_id": "CMIP5"}) == 0
+    assert Translator.guess_attributes(get_translator("cms"), {}) == 0

@@ -1,0 +1,15 @@
+"""The examples in the translators' docstrings run and print what they say."""
+
+import doctest
+
+import pytest
+
+import ndnsci
+from ndnsci import translators
+from ndnsci.translators import _time, names, netcdf, registry
+
+
+@pytest.mark.parametrize("module", [ndnsci, translators, registry, names, netcdf, _time])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
