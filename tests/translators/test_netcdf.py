@@ -844,8 +844,9 @@ def test_large_curvilinear_grid_is_sampled_by_rows(tmp_path, monkeypatch):
 # ------------------------------------------------------------------------ header only
 
 
-def test_data_variables_are_never_read(tmp_path):
-    """A 400 MB variable and a 2-million-step time axis: extraction stays in kilobytes."""
+@pytest.fixture
+def big_file(tmp_path):
+    """A 400 MB variable (never written: chunks stay unallocated) and a 2-million-step time."""
     path = tmp_path / "big.nc"
     with netCDF4.Dataset(path, "w") as ds:
         ds.createDimension("time", None)
@@ -855,12 +856,20 @@ def test_data_variables_are_never_read(tmp_path):
         time.setncatts({"units": "seconds since 2000-01-01", "calendar": "standard"})
         time[:] = np.arange(2_000_000, dtype="f8")
         ds.createVariable("big", "f4", ("y", "x"), chunksizes=(1000, 1000))
+    return path
+
+
+def _peak_memory(func, *args):
     tracemalloc.start()
     try:
-        meta = netcdf.extract(path)
-        peak = tracemalloc.get_traced_memory()[1]
+        result = func(*args)
+        return result, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def test_data_variables_are_never_read(big_file):
+    meta, peak = _peak_memory(netcdf.extract, big_file)
     assert meta.time is not None and meta.time.end == "2000-01-24T03:33:19"
     assert meta.variable("big").shape == (10_000, 10_000)  # type: ignore[union-attr]
     assert peak < 2_000_000, f"extract() allocated {peak:,} bytes"
@@ -1042,23 +1051,9 @@ def test_naming_attributes_errors_are_metadata_errors(tmp_path):
     assert info.value.code == "not-found"
 
 
-def test_naming_attributes_read_two_time_values_and_no_data(tmp_path):
-    """A 400 MB variable and a 2-million-step time axis: naming reads a header and two values."""
-    path = tmp_path / "big.nc"
-    with netCDF4.Dataset(path, "w") as ds:
-        ds.createDimension("time", None)
-        ds.createDimension("y", 10_000)
-        ds.createDimension("x", 10_000)
-        time = ds.createVariable("time", "f8", ("time",))
-        time.setncatts({"units": "seconds since 2000-01-01", "calendar": "standard"})
-        time[:] = np.arange(2_000_000, dtype="f8")
-        ds.createVariable("big", "f4", ("y", "x"), chunksizes=(1000, 1000))
-    tracemalloc.start()
-    try:
-        attributes = netcdf.naming_attributes(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+def test_naming_attributes_read_two_time_values_and_no_data(big_file):
+    """Naming reads a header and two time values, never the data."""
+    attributes, peak = _peak_memory(netcdf.naming_attributes, big_file)
     assert attributes == {
         "variable_id": "big",
         "time_coverage_start": "2000-01-01T00:00:00",
