@@ -10,9 +10,10 @@ STAMP := $(VENV)/.installed
 setup: $(STAMP) system
 
 # System parts the suite runs for real: the PostgreSQL server (the tests start their own
-# throwaway cluster on loopback). Each script is idempotent and fast when there is nothing to do.
+# throwaway cluster on loopback) and the NDNd forwarder (built from the Go module proxy). Each script is idempotent and fast when there is nothing to do.
 system:
 	deploy/postgres/install.sh
+	deploy/forwarder/build.sh >/dev/null
 
 # Re-install only when the packaging metadata changed; the install is editable.
 $(STAMP): pyproject.toml
@@ -46,6 +47,8 @@ typecheck:
 bench: setup
 	$(BIN)/python bench/translate.py
 	$(BIN)/python bench/extract.py
+	$(BIN)/python bench/catalog.py
+	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -20,6 +20,10 @@ COMMANDS = {
     "scan": "ndnsci.cli.scan",
     "catalog": "ndnsci.cli.catalog",
     "publish": "ndnsci.cli.publish",
+    "forwarder": "ndnsci.cli.forwarder",
+    "serve": "ndnsci.cli.serve",
+    "fetch": "ndnsci.cli.fetch",
+    "keys": "ndnsci.cli.keys",
 }
 
 

@@ -1,0 +1,717 @@
+"""``ndnsci fetch``: RDR discovery, then a pipelined, verified, resumable segment transfer.
+
+1. Discovery: ``<name>/32=metadata`` (CanBePrefix, MustBeFresh). A Data of ContentType NACK is
+   "not found" at once; silence for ``DISCOVERY_ATTEMPTS`` lifetimes is "nobody serves it".
+   The metadata signature is checked: DigestSha256, or Ed25519 with the key fetched from the
+   KeyLocator name, whose last component must be the key id (hash) of the key it returns.
+2. Transfer: a window of Interests in flight (fixed, AIMD or CUBIC), RTO from RFC 6298,
+   retransmission on timeout and Nack, every segment's DigestSha256 checked, its content written
+   in place into ``<file>.part`` with ``os.pwrite`` straight from the receive buffer.
+3. Completion: the whole-file SHA-256 (hashed as the contiguous prefix grows) is compared with
+   the signed metadata's, the file is renamed into place.
+
+``--resume`` keeps ``<file>.part`` and its segment bitmap ``<file>.part.state`` and fetches only
+what is missing, as long as the producer still serves the same version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import cc, keys, rdr, tlv
+from . import name as ndnname
+from .errors import (
+    FetchError,
+    FetchTimeout,
+    IntegrityError,
+    NotFoundError,
+    TransportError,
+)
+from .transport import Face
+
+DISCOVERY_LIFETIME_MS = 1000
+DISCOVERY_ATTEMPTS = 3
+SEGMENT_LIFETIME_MS = 4000
+MAX_RETRIES = 10
+STALL_SECONDS = 15.0  # no Data at all for this long: give up
+CHECKSUM_WAIT_SECONDS = 30.0  # how long to wait for a producer still hashing the file
+RECONNECT_SECONDS = 5.0
+STATE_FLUSH_SECONDS = 1.0
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class FetchOptions:
+    cc: str = "aimd"
+    window: int = 64
+    max_window: int = 1024
+    lifetime_ms: int = SEGMENT_LIFETIME_MS
+    max_retries: int = MAX_RETRIES
+    resume: bool = False
+    trust_key: str | None = None  # pin: the metadata must be signed by this key id
+    stall_seconds: float = STALL_SECONDS
+    checksum_wait: float = CHECKSUM_WAIT_SECONDS
+    transport: str | None = None
+
+
+@dataclass
+class Target:
+    """What discovery learnt about an object."""
+
+    versioned: bytes  # name TLV-VALUE ending in v=
+    last_segment: int | None
+    segment_size: int | None
+    size: int | None
+    sha256: bytes | None
+    sha256_pending: bool
+    signer: str  # "ed25519:<key id>", "digest" or "none"
+    is_listing: bool
+    metadata_name: bytes  # the name the metadata was asked under (to ask again)
+
+
+@dataclass
+class FetchResult:
+    name: str
+    path: str
+    size: int
+    seconds: float
+    segments: int
+    retransmissions: int = 0
+    timeouts: int = 0
+    nacks: int = 0
+    rejected: int = 0  # segments whose digest did not match
+    congestion_marks: int = 0
+    resumed_segments: int = 0
+    sha256: str = ""
+    checksum: str = "verified"  # verified | unavailable
+    signer: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def mbps(self) -> float:
+        return self.size / self.seconds / 1e6 if self.seconds > 0 else 0.0
+
+
+# --- single Interest / Data exchanges -----------------------------------------------------------
+
+
+def express(face: Face, wire: bytes, name_value: bytes, timeout: float) -> tlv.DataPacket | int:
+    """Send one Interest, return the Data under ``name_value``, or a Nack reason (int).
+
+    Raises FetchTimeout when nothing answers within ``timeout``.
+    """
+    face.send([wire])
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        face.fill(remaining)
+        for typ, first, value_start, last in face.packets():
+            start, end = first, last
+            reason = None
+            if typ == tlv.LP_PACKET:
+                frame = tlv.unwrap_lp(face.buf, value_start, end)
+                if frame is None:
+                    continue
+                start, end, reason = frame.start, frame.end, frame.nack_reason
+            packet = face.view[start:end]
+            if reason is not None:
+                nacked = tlv.parse_interest(packet)
+                if nacked.name_value == name_value:
+                    return reason
+            elif packet[0] == tlv.DATA:
+                data = tlv.parse_data(packet)
+                if data.name_value.startswith(name_value):
+                    return data
+    raise FetchTimeout("no answer")
+
+
+def _nonce() -> int:
+    return int.from_bytes(os.urandom(4), "big")
+
+
+def fetch_one(face: Face, name_value: bytes, can_be_prefix: bool, fresh: bool) -> tlv.DataPacket:
+    """One Data for a name, with DISCOVERY_ATTEMPTS tries; raises NotFoundError."""
+    uri = ndnname.value_to_uri(name_value)
+    reasons = []
+    for _ in range(DISCOVERY_ATTEMPTS):
+        wire = tlv.interest(name_value, _nonce(), DISCOVERY_LIFETIME_MS, can_be_prefix, fresh)
+        try:
+            answer = express(face, wire, name_value, DISCOVERY_LIFETIME_MS / 1000 + 0.1)
+        except FetchTimeout:
+            reasons.append("timeout")
+            continue
+        if isinstance(answer, int):
+            reasons.append(f"Nack {tlv.NACK_REASONS.get(answer, answer)}")
+            if answer == 150:  # NoRoute: asking again will not help
+                break
+            time.sleep(0.05)
+            continue
+        if answer.content_type == tlv.CT_NACK:
+            why = answer.content.decode(errors="replace") or "not found"
+            raise NotFoundError(f"{uri}: the producer says: {why}")
+        return answer
+    raise NotFoundError(
+        f"{uri}: no producer answered ({', '.join(reasons)}); is the name right, and is a "
+        f"producer serving its prefix on this forwarder ({face.uri})?"
+    )
+
+
+# --- discovery ---------------------------------------------------------------------------------
+
+
+def discover(face: Face, components: list[bytes], opts: FetchOptions) -> Target:
+    """Metadata of a name (or, for a versioned name, what its first segment says)."""
+    if components and tlv.component_type(components[-1]) == tlv.VERSION:
+        return _from_first_segment(face, b"".join(components))
+    asked = b"".join(components) + rdr.METADATA
+    data = fetch_one(face, asked, can_be_prefix=True, fresh=True)
+    signer = verify_signature(face, data, opts.trust_key)
+    try:
+        meta = rdr.Metadata.decode(data.content)
+    except tlv.TlvError as exc:
+        raise FetchError(f"{ndnname.value_to_uri(asked)}: bad metadata: {exc}") from exc
+    versioned_comps = tlv.split_components(meta.versioned_name)
+    target = Target(
+        versioned=meta.versioned_name,
+        last_segment=meta.last_segment,
+        segment_size=meta.segment_size,
+        size=meta.size,
+        sha256=meta.sha256,
+        sha256_pending=meta.sha256_pending,
+        signer=signer,
+        is_listing=len(versioned_comps) >= 2 and versioned_comps[-2] == rdr.LS,
+        metadata_name=asked,
+    )
+    if target.last_segment is None or target.segment_size is None:
+        # ndnd put announces neither: its first segment tells both
+        first = _from_first_segment(face, meta.versioned_name)
+        target.last_segment, target.segment_size = first.last_segment, first.segment_size
+    return target
+
+
+def _from_first_segment(face: Face, versioned: bytes) -> Target:
+    data = fetch_one(face, versioned + tlv.segment(0), can_be_prefix=False, fresh=False)
+    if not data.digest_ok() and data.signature_type == tlv.SIG_DIGEST_SHA256:
+        raise IntegrityError(f"{ndnname.value_to_uri(versioned)}: segment 0 digest mismatch")
+    if data.final_block_id is None or tlv.component_type(data.final_block_id) != tlv.SEGMENT:
+        raise FetchError(f"{ndnname.value_to_uri(versioned)}: segment 0 has no FinalBlockId")
+    last = tlv.component_number(data.final_block_id)
+    return Target(
+        versioned=versioned,
+        last_segment=last,
+        segment_size=len(data.content) if last > 0 else max(1, len(data.content)),
+        size=len(data.content) if last == 0 else None,
+        sha256=None,
+        sha256_pending=False,
+        signer="none",
+        is_listing=False,
+        metadata_name=b"",
+    )
+
+
+def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) -> str:
+    """Check the metadata signature; returns a description of the signer."""
+    uri = ndnname.value_to_uri(data.name_value)
+    if data.signature_type == tlv.SIG_ED25519 and data.key_locator is not None:
+        key_comps = tlv.split_components(data.key_locator)
+        key_id = tlv.component_value(key_comps[-1]).decode(errors="replace") if key_comps else ""
+        key_data = fetch_one(face, data.key_locator, can_be_prefix=False, fresh=False)
+        public = key_data.content
+        if len(public) != 32 or keys.key_id(public) != key_id:
+            raise IntegrityError(f"{uri}: the publisher key does not match its name")
+        if not keys.verify(public, data.signed, data.signature_value):
+            raise IntegrityError(f"{uri}: bad Ed25519 signature on the metadata")
+        if trust_key and trust_key != key_id:
+            raise IntegrityError(f"{uri}: signed by key {key_id}, not the trusted {trust_key}")
+        return f"ed25519:{key_id}"
+    if trust_key:
+        raise IntegrityError(f"{uri}: metadata not signed by a publisher key ({trust_key} wanted)")
+    if data.signature_type == tlv.SIG_DIGEST_SHA256:
+        if not data.digest_ok():
+            raise IntegrityError(f"{uri}: metadata digest mismatch")
+        return "digest"
+    return "none"
+
+
+# --- the transfer ------------------------------------------------------------------------------
+
+
+class _State:
+    """Which segments are on disk: a byte per segment, saved beside ``<file>.part``."""
+
+    def __init__(self, path: str, target: Target, resume: bool) -> None:
+        assert target.last_segment is not None
+        self.path = path
+        self.count = target.last_segment + 1
+        self.key = {
+            "name": target.versioned.hex(),
+            "segment_size": target.segment_size,
+            "segments": self.count,
+        }
+        self.done = bytearray(self.count)
+        if resume:
+            self._load()
+        self.flushed = time.monotonic()
+
+    def _load(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                header, _, bitmap = f.read().partition(b"\n")
+            if json.loads(header) == self.key and len(bitmap) == self.count:
+                self.done[:] = bitmap
+        except (OSError, ValueError):
+            pass
+
+    def flush(self) -> None:
+        tmp = self.path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(json.dumps(self.key).encode() + b"\n" + self.done)
+        os.replace(tmp, self.path)
+        self.flushed = time.monotonic()
+
+    def remove(self) -> None:
+        for path in (self.path, self.path + ".tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+
+class Transfer:
+    """Fetches the segments of one target into ``fd`` (the hot loop)."""
+
+    def __init__(
+        self,
+        face: Face,
+        target: Target,
+        *,
+        fd: int,
+        state: _State,
+        opts: FetchOptions,
+        result: FetchResult,
+        progress: ProgressFn | None,
+    ) -> None:
+        assert target.last_segment is not None and target.segment_size is not None
+        self.face = face
+        self.target = target
+        self.fd = fd
+        self.state = state
+        self.opts = opts
+        self.result = result
+        self.progress = progress
+        self.cc = cc.make(opts.cc, opts.window, opts.max_window)
+        self.rtt = cc.RttEstimator(max_rto=max(1.0, opts.lifetime_ms / 1000))
+        self.interests = tlv.SegmentInterests(target.versioned, opts.lifetime_ms)
+        self.fresh_interests = tlv.SegmentInterests(target.versioned, opts.lifetime_ms, True)
+        self.segment_size = target.segment_size
+        self.last = target.last_segment
+        self.inflight: dict[int, float] = {}
+        self.retries: dict[int, int] = {}
+        self.pending: deque[int] = deque()  # to (re)send before new segments
+        self.must_be_fresh: set[int] = set()
+        self.next_new = 0
+        self.remaining = self.last + 1 - sum(state.done)
+        self.received_bytes = (self.last + 1 - self.remaining) * self.segment_size
+        self.total = target.size if target.size is not None else (self.last + 1) * self.segment_size
+        self.last_size: int | None = (
+            target.size - self.last * self.segment_size if (target.size is not None) else None
+        )
+        self.hasher = hashlib.sha256()
+        self.hashed = 0  # segments [0, hashed) are in the running whole-file digest
+        self.nonce = _nonce()
+        self.last_data = time.monotonic()
+
+    # the loop ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self._advance_hash()
+        last_progress = 0.0
+        while self.remaining:
+            now = time.monotonic()
+            self._expire(now)
+            self._send(now)
+            wait = self._next_deadline(now) - now
+            try:
+                got = self.face.fill(min(max(wait, 0.0), 0.05))
+            except TransportError:
+                self._reconnect()
+                continue
+            if got:
+                self._receive()
+            elif now - self.last_data > self.opts.stall_seconds:
+                raise FetchTimeout(
+                    f"no Data for {self.opts.stall_seconds:.0f} s "
+                    f"({self.remaining} segments missing); the producer may be gone"
+                )
+            if now - self.state.flushed > STATE_FLUSH_SECONDS:
+                self.state.flush()
+            if self.progress is not None and now - last_progress > 0.1:
+                self.progress(self.received_bytes, self.total)
+                last_progress = now
+        if self.progress is not None:
+            self.progress(self.received_bytes, self.total)
+
+    def _next_deadline(self, now: float) -> float:
+        for sent in self.inflight.values():
+            return sent + self.rtt.rto
+        return now + 0.05
+
+    def _expire(self, now: float) -> None:
+        """Segments whose RTO elapsed go back to the queue (oldest first: dict order)."""
+        rto = self.rtt.rto
+        expired = []
+        for seg, sent in self.inflight.items():
+            if now - sent < rto:
+                break
+            expired.append(seg)
+        if not expired:
+            return
+        for seg in expired:
+            del self.inflight[seg]
+            self._retry(seg, "timeout")
+        self.result.timeouts += len(expired)
+        if self.cc.on_loss(now, self.rtt.smoothed):
+            self.rtt.backoff()
+
+    def _retry(self, seg: int, why: str) -> None:
+        count = self.retries.get(seg, 0) + 1
+        if count > self.opts.max_retries:
+            raise FetchTimeout(
+                f"segment {seg}: {why} after {self.opts.max_retries} retransmissions"
+            )
+        self.retries[seg] = count
+        self.pending.append(seg)
+
+    def _send(self, now: float) -> None:
+        room = int(self.cc.window) - len(self.inflight)
+        if room <= 0:
+            return
+        batch = []
+        done = self.state.done
+        nonce = self.nonce
+        while room > 0:
+            if self.pending:
+                seg = self.pending.popleft()
+                if done[seg] or seg in self.inflight:
+                    continue
+                self.result.retransmissions += 1
+                maker = self.fresh_interests if seg in self.must_be_fresh else self.interests
+            elif self.next_new <= self.last:
+                seg = self.next_new
+                self.next_new += 1
+                if done[seg]:
+                    continue
+                maker = self.interests
+            else:
+                break
+            nonce = (nonce + 0x9E3779B1) & 0xFFFFFFFF
+            batch.append(maker.encode(seg, nonce))
+            self.inflight[seg] = now
+            room -= 1
+        self.nonce = nonce
+        if batch:
+            try:
+                self.face.send(batch)
+            except TransportError:
+                self._reconnect()
+
+    def _reconnect(self) -> None:
+        """The forwarder went away: reconnect (bounded) and re-express what was in flight."""
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        error: TransportError | None = None
+        while time.monotonic() < deadline:
+            try:
+                face = Face(self.face.uri)
+            except TransportError as exc:
+                error = exc
+                time.sleep(0.2)
+                continue
+            self.face.close()
+            self.face = face
+            self.pending.extendleft(sorted(self.inflight, reverse=True))
+            self.inflight.clear()
+            return
+        raise TransportError(
+            f"lost the forwarder at {self.face.uri} and could not reconnect within "
+            f"{RECONNECT_SECONDS:.0f} s ({error}); run again with --resume"
+        )
+
+    # receiving -------------------------------------------------------------------------------
+
+    def _receive(self) -> None:
+        face = self.face
+        buf = face.buf
+        for typ, first, value_start, last in face.packets():
+            start, end = first, last
+            if typ == tlv.LP_PACKET:
+                if buf[value_start] == tlv.LP_FRAGMENT:
+                    # NDNd's usual wrapper: a bare fragment, nothing to look at
+                    start = value_start + 2 if buf[value_start + 1] < 253 else value_start + 4
+                    if buf[start] == tlv.DATA:
+                        self._on_data(buf, start, end)
+                    continue
+                frame = tlv.unwrap_lp(buf, value_start, end)
+                if frame is None:
+                    continue
+                if frame.nack_reason is not None:
+                    self._on_nack(frame)
+                    continue
+                if frame.congestion_mark:
+                    self.result.congestion_marks += 1
+                    self.cc.on_loss(time.monotonic(), self.rtt.smoothed)
+                start, end = frame.start, frame.end
+            if buf[start] == tlv.DATA:
+                self._on_data(buf, start, end)
+
+    def _on_data(self, buf: bytearray, start: int, end: int) -> None:
+        """Verify and store one segment (offsets into the receive buffer, no copies)."""
+        _, p = tlv.read_varnum(buf, start + 1)
+        if buf[p] != tlv.NAME:
+            return
+        name_len, name_start = tlv.read_varnum(buf, p + 1)
+        name_end = name_start + name_len
+        prefix = self.target.versioned
+        q = name_start + len(prefix)
+        if not buf.startswith(prefix, name_start) or buf[q] != tlv.SEGMENT:
+            return  # not ours (e.g. a late metadata answer)
+        seg = int.from_bytes(buf[q + 2 : name_end], "big")
+        if seg > self.last or self.state.done[seg]:
+            return  # duplicate
+        # MetaInfo: a ContentType other than BLOB means the producer refuses (e.g. new version)
+        if buf[name_end] != tlv.META_INFO:
+            return self._reject(seg, "no MetaInfo")
+        meta_len, meta_start = tlv.read_varnum(buf, name_end + 1)
+        if buf[meta_start] == tlv.CONTENT_TYPE and buf[meta_start + 2] != tlv.CT_BLOB:
+            self._refused(buf, start, end)
+        content_len, content_start = tlv.read_varnum(buf, meta_start + meta_len + 1)
+        content_end = content_start + content_len
+        sig_len, sig_start = tlv.read_varnum(buf, content_end + 1)
+        sig_end = sig_start + sig_len
+        view = self.face.view
+        if buf[sig_start + 2] == tlv.SIG_DIGEST_SHA256:
+            digest = hashlib.sha256(view[p:sig_end]).digest()
+            if buf[sig_end] != tlv.SIGNATURE_VALUE or buf[sig_end + 2 : sig_end + 34] != digest:
+                return self._reject(seg, "digest mismatch")
+        expected = self.segment_size if seg < self.last else self.last_size
+        if expected is not None and content_len != expected:
+            return self._reject(seg, f"{content_len} bytes, {expected} expected")
+        os.pwrite(self.fd, view[content_start:content_end], seg * self.segment_size)
+        self._stored(seg, content_len, view[content_start:content_end])
+
+    def _stored(self, seg: int, size: int, content: memoryview) -> None:
+        now = time.monotonic()
+        self.last_data = now
+        sent = self.inflight.pop(seg, None)
+        if sent is not None and seg not in self.retries:
+            self.rtt.sample(now - sent)  # Karn: no samples from retransmitted segments
+        self.cc.on_ack(now)
+        self.state.done[seg] = 1
+        self.remaining -= 1
+        self.received_bytes += size
+        if seg == self.last:
+            self.last_size = size
+        if seg == self.hashed:
+            self.hasher.update(content)
+            self.hashed += 1
+            self._advance_hash()
+
+    def _advance_hash(self) -> None:
+        """Extend the running digest over segments already on disk (out of order or resumed)."""
+        done = self.state.done
+        while self.hashed <= self.last and done[self.hashed]:
+            size = self.segment_size if self.hashed < self.last else self.last_size
+            if size is None:
+                return
+            self.hasher.update(os.pread(self.fd, size, self.hashed * self.segment_size))
+            self.hashed += 1
+
+    def _reject(self, seg: int, why: str) -> None:
+        """A bad segment: count it and ask again, bypassing caches still holding it."""
+        self.result.rejected += 1
+        self.inflight.pop(seg, None)
+        self.must_be_fresh.add(seg)
+        self._retry(seg, f"rejected ({why})")
+
+    def _refused(self, buf: bytearray, start: int, end: int) -> None:
+        data = tlv.parse_data(buf[start:end])
+        why = data.content.decode(errors="replace") or "refused"
+        raise NotFoundError(f"{ndnname.value_to_uri(data.name_value)}: the producer says: {why}")
+
+    def _on_nack(self, frame: tlv.LpFrame) -> None:
+        self.result.nacks += 1
+        try:
+            nacked = tlv.parse_interest(self.face.view[frame.start : frame.end])
+        except tlv.TlvError:
+            return
+        comps = tlv.split_components(nacked.name_value)
+        if not comps or tlv.component_type(comps[-1]) != tlv.SEGMENT:
+            return
+        seg = tlv.component_number(comps[-1])
+        if self.inflight.pop(seg, None) is None:
+            return
+        reason = frame.nack_reason or 0
+        if reason == 150 and self.received_bytes == 0 and self.retries.get(seg, 0) >= 2:
+            raise NotFoundError(
+                f"{ndnname.value_to_uri(self.target.versioned)}: no route (Nack NoRoute)"
+            )
+        if reason == 50:
+            self.cc.on_loss(time.monotonic(), self.rtt.smoothed)
+        self._retry(seg, f"Nack {tlv.NACK_REASONS.get(reason, reason)}")
+
+
+# --- one file, end to end ----------------------------------------------------------------------
+
+
+def output_path(components: list[bytes], target: Target, out_dir: str) -> str:
+    """``DIR/<last generic component>``: the file name the name ends with."""
+    for comp in reversed(components):
+        if tlv.component_type(comp) == tlv.GENERIC:
+            leaf = tlv.component_value(comp)
+            if leaf not in (b"", b".", b"..") and b"/" not in leaf and b"\0" not in leaf:
+                return os.path.join(out_dir, os.fsdecode(leaf))
+    raise FetchError("the name has no component usable as a file name")
+
+
+def fetch(
+    uri: str,
+    out_dir: str = ".",
+    opts: FetchOptions | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    face: Face | None = None,
+) -> FetchResult:
+    """Fetch the file named ``uri`` into ``out_dir``; returns what happened.
+
+    Raises NotFoundError, IntegrityError, FetchTimeout (all FetchError) or TransportError.
+    Example::
+
+        result = fetch("/ndnsci/demo/file.nc", out_dir="data")
+        print(result.path, result.mbps)
+    """
+    opts = opts or FetchOptions()
+    components = ndnname.from_uri(uri)
+    own_face = face is None
+    face = face or Face(opts.transport)
+    try:
+        started = time.monotonic()
+        target = discover(face, components, opts)
+        if target.is_listing:
+            raise FetchError(f"{uri} is a directory: fetch the files it lists (ndnsci fetch --ls)")
+        path = output_path(components, target, out_dir)
+        result = FetchResult(name=uri, path=path, size=0, seconds=0.0, segments=0)
+        result.signer = target.signer
+        # a forwarder restart replaces the face: keep the live one
+        face = _transfer_file(face, target, path, opts=opts, result=result, progress=progress)
+        result.seconds = time.monotonic() - started
+        return result
+    finally:
+        if own_face:
+            face.close()
+
+
+def _transfer_file(
+    face: Face,
+    target: Target,
+    path: str,
+    *,
+    opts: FetchOptions,
+    result: FetchResult,
+    progress: ProgressFn | None,
+) -> Face:
+    """Fetch ``target`` into ``path``; returns the face in use (new if the forwarder restarted)."""
+    part = path + ".part"
+    state = _State(part + ".state", target, opts.resume and os.path.exists(part))
+    result.resumed_segments = sum(state.done)
+    flags = os.O_RDWR | os.O_CREAT | (0 if result.resumed_segments else os.O_TRUNC)
+    fd = os.open(part, flags | os.O_CLOEXEC, 0o644)
+    transfer: Transfer | None = None
+    try:
+        transfer = Transfer(
+            face, target, fd=fd, state=state, opts=opts, result=result, progress=progress
+        )
+        transfer.run()
+        face = transfer.face
+        assert transfer.last_size is not None and target.segment_size is not None
+        size = transfer.last * target.segment_size + transfer.last_size
+        os.ftruncate(fd, size)
+        transfer._advance_hash()
+        digest = transfer.hasher.digest()
+        result.size, result.segments = size, transfer.last + 1
+        _check_checksum(face, target, digest, opts, result)
+    except BaseException:
+        state.flush()  # what arrived stays usable by --resume
+        if transfer is not None and transfer.face is not face:
+            transfer.face.close()
+        raise
+    finally:
+        os.close(fd)
+    os.replace(part, path)
+    state.remove()
+    return face
+
+
+def _check_checksum(
+    face: Face, target: Target, digest: bytes, opts: FetchOptions, result: FetchResult
+) -> None:
+    result.sha256 = digest.hex()
+    expected = target.sha256
+    if expected is None and target.sha256_pending:
+        expected = _await_checksum(face, target, opts)
+    if expected is None:
+        result.checksum = "unavailable"
+        result.warnings.append(
+            "the producer publishes no whole-file SHA-256: only segment digests were checked"
+        )
+        return
+    if expected != digest:
+        raise IntegrityError(
+            f"{result.name}: SHA-256 {digest.hex()} does not match the published "
+            f"{expected.hex()}; the .part file is kept"
+        )
+
+
+def _await_checksum(face: Face, target: Target, opts: FetchOptions) -> bytes | None:
+    """Ask the metadata again until the producer has finished hashing the file (bounded)."""
+    deadline = time.monotonic() + opts.checksum_wait
+    while time.monotonic() < deadline:
+        data = fetch_one(face, target.metadata_name, can_be_prefix=True, fresh=True)
+        verify_signature(face, data, opts.trust_key)
+        meta = rdr.Metadata.decode(data.content)
+        if meta.versioned_name != target.versioned:
+            raise FetchError("the file changed on the producer during the transfer")
+        if meta.sha256 is not None or not meta.sha256_pending:
+            return meta.sha256
+        time.sleep(0.25)
+    return None
+
+
+def list_directory(
+    uri: str, opts: FetchOptions | None = None, face: Face | None = None
+) -> list[tuple[str, bool]]:
+    """Entries of a served directory, as ``(name, is_directory)`` (NDN-DPDK ``32=ls``)."""
+    import tempfile
+
+    opts = opts or FetchOptions()
+    components = ndnname.from_uri(uri)
+    if not components or components[-1] != rdr.LS:
+        components.append(rdr.LS)
+    own_face = face is None
+    face = face or Face(opts.transport)
+    try:
+        target = discover(face, components, opts)
+        if not target.is_listing:
+            raise FetchError(f"{uri} is not a directory")
+        with tempfile.TemporaryDirectory(prefix="ndnsci-ls-") as tmp:
+            path = os.path.join(tmp, "listing")
+            result = FetchResult(name=uri, path=path, size=0, seconds=0.0, segments=0)
+            face = _transfer_file(face, target, path, opts=opts, result=result, progress=None)
+            with open(path, "rb") as f:
+                payload = f.read()
+    finally:
+        if own_face:
+            face.close()
+    return [(os.fsdecode(name), is_dir) for name, is_dir in rdr.decode_listing(payload)]

@@ -1,0 +1,246 @@
+"""The local NDNd forwarder: find or build the binary, start it in the background, stop it.
+
+The configuration is ``deploy/forwarder/ndnd.yml`` rendered exactly as
+``deploy/forwarder/run.sh`` does (each line ending in ``# env NAME`` takes ``$NAME`` when set),
+so the shell script and ``ndnsci forwarder start`` run the same forwarder. Beside the socket
+live ``ndnd.yml`` (the rendered config), ``ndnd.pid`` and ``ndnd.log``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import tlv
+from .errors import ForwarderError, TransportError
+from .transport import Face, default_socket
+
+VERSION = "v1.5.3"
+CS_PER_THREAD_MAX = 65535
+DEFAULT_THREADS = 2
+_ENV_LINE = re.compile(r"# env ([A-Z_0-9]+)[ \t]*$")
+
+
+def repo_dir() -> Path | None:
+    """The source checkout (editable install); None for an installed wheel."""
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "deploy" / "forwarder" / "build.sh").exists() else None
+
+
+def binary(build: bool = False) -> Path:
+    """The ndnd binary: ``$NDND``, the one build.sh made, or ``ndnd`` on PATH."""
+    explicit = os.environ.get("NDND")
+    if explicit:
+        return Path(explicit)
+    repo = repo_dir()
+    if repo is not None:
+        built = repo / ".cache" / "ndnd" / VERSION / "ndnd"
+        if built.exists():
+            return built
+        if build:
+            return _build(repo)
+    on_path = shutil.which("ndnd")
+    if on_path:
+        return Path(on_path)
+    raise ForwarderError(
+        "no ndnd binary: run deploy/forwarder/build.sh (or `ndnsci forwarder start`, which "
+        "builds it), or set NDND=/path/to/ndnd"
+    )
+
+
+def _build(repo: Path) -> Path:
+    script = repo / "deploy" / "forwarder" / "build.sh"
+    proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=900, check=False)
+    if proc.returncode != 0:
+        raise ForwarderError(f"building ndnd failed:\n{proc.stderr.strip()}")
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+def render_config(template: str, env: dict[str, str]) -> str:
+    """``deploy/forwarder/run.sh``'s rendering: ``key: value  # env NAME`` takes ``env[NAME]``."""
+    lines = []
+    for line in template.splitlines():
+        match = _ENV_LINE.search(line)
+        if match and env.get(match.group(1)):
+            key = line[: line.index(": ")]
+            lines.append(f"{key}: {env[match.group(1)]}  # env {match.group(1)}")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Paths:
+    socket: Path
+
+    @property
+    def rundir(self) -> Path:
+        return self.socket.parent
+
+    @property
+    def pidfile(self) -> Path:
+        return self.rundir / "ndnd.pid"
+
+    @property
+    def logfile(self) -> Path:
+        return self.rundir / "ndnd.log"
+
+    @property
+    def config(self) -> Path:
+        return self.rundir / "ndnd.yml"
+
+
+def socket_path(explicit: str | None = None) -> Path:
+    """--socket, else the socket of NDN_CLIENT_TRANSPORT when unix://, else the default."""
+    if explicit:
+        return Path(explicit)
+    transport = os.environ.get("NDN_CLIENT_TRANSPORT", "")
+    if transport.startswith("unix://"):
+        return Path(transport[len("unix://") :])
+    return Path(os.environ.get("NDNSCI_FW_SOCK") or default_socket())
+
+
+def cs_settings(capacity: int | None) -> dict[str, str]:
+    """NDNd's capacity is per forwarding thread (a uint16): spread a total over threads."""
+    if capacity is None:
+        return {}
+    if capacity < 0:
+        raise ForwarderError("--cs-capacity must be >= 0")
+    threads = max(DEFAULT_THREADS, -(-capacity // CS_PER_THREAD_MAX))
+    return {
+        "NDNSCI_FW_THREADS": str(threads),
+        "NDNSCI_FW_CS_CAPACITY": str(-(-capacity // threads)),
+    }
+
+
+def is_running(sock: Path, timeout: float = 2.0) -> bool:
+    try:
+        status(sock, timeout)
+    except (TransportError, ForwarderError):
+        return False
+    return True
+
+
+def status(sock: Path, timeout: float = 2.0) -> dict[str, int | str]:
+    """The forwarder's general status (NFD ``status/general`` dataset)."""
+    from .consumer import express
+
+    uri = f"unix://{sock}"
+    try:
+        with Face(uri, connect_timeout=timeout) as face:
+            name = tlv.generic("localhost") + tlv.generic("nfd")
+            name += tlv.generic("status") + tlv.generic("general")
+            wire = tlv.interest(name, int.from_bytes(os.urandom(4), "big"), 1000, True, True)
+            answer = express(face, wire, name, timeout)
+    except Exception as exc:  # a dead socket file, a timeout: both mean "not running"
+        raise ForwarderError(f"no forwarder answers on {sock}: {exc}") from exc
+    if isinstance(answer, int):
+        raise ForwarderError(f"the forwarder on {sock} refused the status request")
+    return _general_status(answer.content)
+
+
+def _general_status(content: bytes) -> dict[str, int | str]:
+    fields = {
+        0x80: "version",
+        0x81: "start_time_ms",
+        0x82: "current_time_ms",
+        0x83: "n_name_tree_entries",
+        0x84: "n_fib_entries",
+        0x85: "n_pit_entries",
+        0x86: "n_measurement_entries",
+        0x87: "n_cs_entries",
+        0x90: "n_in_interests",
+        0x97: "n_in_data",
+        0x92: "n_out_interests",
+        0x98: "n_out_data",
+    }
+    out: dict[str, int | str] = {}
+    for typ, vs, ve in tlv.iter_tlvs(content, 0, len(content)):
+        if typ == 0x80:
+            out["version"] = content[vs:ve].decode(errors="replace")
+        elif typ in fields:
+            out[fields[typ]] = tlv.read_nni(content[vs:ve])
+    return out
+
+
+def start(
+    sock: Path,
+    cs_capacity: int | None = None,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 20.0,
+) -> int:
+    """Start ndnd in the background on ``sock``; returns its pid. Builds ndnd if needed."""
+    paths = Paths(sock)
+    if len(str(sock)) > 100:
+        raise ForwarderError(f"socket path too long for AF_UNIX: {sock}")
+    if is_running(sock):
+        raise ForwarderError(f"a forwarder is already running on {sock}")
+    repo = repo_dir()
+    if repo is None:
+        raise ForwarderError("forwarder start needs the source checkout (deploy/forwarder)")
+    ndnd = binary(build=True)
+    env = {**os.environ, **(extra_env or {}), **cs_settings(cs_capacity)}
+    env["NDNSCI_FW_SOCK"] = str(sock)
+    paths.rundir.mkdir(parents=True, exist_ok=True)
+    os.chmod(paths.rundir, 0o700)
+    template = (repo / "deploy" / "forwarder" / "ndnd.yml").read_text()
+    paths.config.write_text(render_config(template, env))
+    with open(paths.logfile, "ab") as log:
+        proc = subprocess.Popen(
+            [str(ndnd), "fw", "run", str(paths.config)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # survives the shell that started it
+            env=env,
+        )
+    paths.pidfile.write_text(f"{proc.pid}\n")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ForwarderError(f"ndnd exited with {proc.returncode}; see {paths.logfile}")
+        if sock.exists() and is_running(sock, 1.0):
+            return proc.pid
+        time.sleep(0.05)
+    proc.terminate()
+    raise ForwarderError(f"ndnd did not answer on {sock} within {timeout:.0f} s")
+
+
+def _pid(paths: Paths) -> int | None:
+    try:
+        pid = int(paths.pidfile.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if b"ndnd" in cmdline else None  # a recycled pid is not ours to kill
+
+
+def stop(sock: Path, timeout: float = 10.0) -> bool:
+    """Stop the forwarder started on ``sock``; False when none was running."""
+    paths = Paths(sock)
+    pid = _pid(paths)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    paths.pidfile.unlink(missing_ok=True)
+    return True
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True

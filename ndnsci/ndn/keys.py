@@ -1,0 +1,107 @@
+"""The publisher key: Ed25519, created by ``ndnsci keys create``, signs RDR metadata.
+
+Keys live under the user's configuration folder (``$NDNSCI_CONFIG_DIR``, else
+``$XDG_CONFIG_HOME/ndnsci``, else ``~/.config/ndnsci``) in ``keys/<name>.key`` (PKCS#8 PEM,
+mode 0600, folder 0700), never in the repository. A key is identified by its key id, the first
+8 bytes of the SHA-256 of its raw 32-byte public key, in hex: the producer publishes the public
+key at ``<prefix>/32=key/<key id>``, and because the id is derived from the key a consumer
+checks that the key it fetched is the one the name promises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PublisherKeyError
+
+DEFAULT_NAME = "default"
+
+
+def config_dir() -> Path:
+    explicit = os.environ.get("NDNSCI_CONFIG_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
+    return Path(base) / "ndnsci"
+
+
+def key_path(name: str = DEFAULT_NAME) -> Path:
+    if not name or "/" in name or name.startswith("."):
+        raise PublisherKeyError(f"invalid key name {name!r}")
+    return config_dir() / "keys" / f"{name}.key"
+
+
+def key_id(public: bytes) -> str:
+    return hashlib.sha256(public).digest()[:8].hex()
+
+
+@dataclass(frozen=True)
+class PublisherKey:
+    name: str
+    pem: bytes  # PKCS#8 private key
+
+    @property
+    def public(self) -> bytes:
+        return bytes(_import(self.pem).public_key().export_key(format="raw"))
+
+    @property
+    def key_id(self) -> str:
+        return key_id(self.public)
+
+    def sign(self, message: bytes) -> bytes:
+        from Cryptodome.Signature import eddsa
+
+        return bytes(eddsa.new(_import(self.pem), "rfc8032").sign(message))
+
+
+def _import(pem: bytes):  # type: ignore[no-untyped-def]
+    from Cryptodome.PublicKey import ECC
+
+    return ECC.import_key(pem)
+
+
+def create(name: str = DEFAULT_NAME, force: bool = False) -> PublisherKey:
+    """Generate a key and store it with mode 0600; refuses to overwrite unless ``force``."""
+    from Cryptodome.PublicKey import ECC
+
+    path = key_path(name)
+    if path.exists() and not force:
+        raise PublisherKeyError(f"key {name!r} already exists at {path} (use --force to replace)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    pem = ECC.generate(curve="ed25519").export_key(format="PEM").encode()
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(pem)
+    os.replace(tmp, path)
+    return PublisherKey(name, pem)
+
+
+def load(name: str = DEFAULT_NAME) -> PublisherKey:
+    """The stored key; refuses one other users can read."""
+    path = key_path(name)
+    try:
+        st = path.stat()
+        pem = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise PublisherKeyError(
+            f"no publisher key {name!r} at {path}: run `ndnsci keys create`"
+        ) from exc
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise PublisherKeyError(f"{path} is readable by others: chmod 600 {path}")
+    return PublisherKey(name, pem)
+
+
+def verify(public: bytes, message: bytes, signature: bytes) -> bool:
+    from Cryptodome.Signature import eddsa
+
+    try:
+        eddsa.new(eddsa.import_public_key(public), "rfc8032").verify(message, signature)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,225 @@
+"""Failures on the path: tampered segments, a producer or the forwarder going away, resume."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from ndn_support import Forwarder, Serve
+
+from ndnsci.ndn import control, rdr, tlv
+from ndnsci.ndn.consumer import FetchOptions, fetch
+from ndnsci.ndn.errors import FetchTimeout, IntegrityError
+from ndnsci.ndn.name import from_uri
+from ndnsci.ndn.transport import Face
+
+SEG = 1000
+
+
+class EvilProducer:
+    """A producer built from the lean encoder that corrupts chosen segments.
+
+    ``tamper(seg, attempt)`` says whether the ``attempt``-th answer for ``seg`` is corrupted
+    (content changed after the digest was computed, no FreshnessPeriod so MustBeFresh skips
+    the cached copy). ``advertised`` overrides the SHA-256 put in the metadata.
+    """
+
+    def __init__(self, prefix: str, data: bytes, tamper, advertised: bytes | None = None):
+        self.prefix = b"".join(from_uri(prefix))
+        self.data = data
+        self.tamper = tamper
+        self.version = time.time_ns()
+        self.last = max(0, -(-len(data) // SEG) - 1)
+        self.sha256 = advertised or hashlib.sha256(data).digest()
+        self.attempts: dict[int, int] = {}
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> EvilProducer:
+        self.thread.start()
+        assert self.ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(5)
+
+    def _run(self) -> None:
+        with Face() as face:
+            control.register(face, tlv.split_components(self.prefix))
+            self.ready.set()
+            while not self.stop.is_set():
+                if not face.fill(0.05):
+                    continue
+                replies = []
+                for typ, first, vs, last in face.packets():
+                    start, end = first, last
+                    token = None
+                    if typ == tlv.LP_PACKET:
+                        frame = tlv.unwrap_lp(face.buf, vs, end)
+                        if frame is None:
+                            continue
+                        start, end, token = frame.start, frame.end, frame.pit_token
+                    reply = self._answer(tlv.parse_interest(face.view[start:end]))
+                    if reply:
+                        replies.append(tlv.lp_wrap(reply, token))
+                face.send(replies)
+
+    def _answer(self, interest: tlv.InterestPacket) -> bytes | None:
+        name = interest.name_value
+        versioned = self.prefix + tlv.version(self.version)
+        fbid = tlv.segment(self.last)
+        if name == self.prefix + rdr.METADATA:
+            meta = rdr.Metadata(versioned, fbid, SEG, len(self.data), sha256=self.sha256)
+            return tlv.data_digest(
+                name + tlv.version(time.time_ns()) + tlv.segment(0),
+                tlv.meta_info(tlv.CT_BLOB, 1, tlv.segment(0)),
+                meta.encode(),
+            )
+        if not name.startswith(versioned):
+            return None
+        seg = tlv.component_number(tlv.split_components(name)[-1])
+        content = self.data[seg * SEG : (seg + 1) * SEG]
+        attempt = self.attempts.get(seg, 0)
+        self.attempts[seg] = attempt + 1
+        if self.tamper(seg, attempt):
+            good = tlv.data_digest(name, tlv.meta_info(tlv.CT_BLOB, None, fbid), content)
+            return good.replace(content, bytes([content[0] ^ 0xFF]) + content[1:], 1)
+        return tlv.data_digest(name, tlv.meta_info(tlv.CT_BLOB, 4000, fbid), content)
+
+
+def test_tampered_segment_is_rejected_and_fetched_again(fw, tmp_path):
+    data = os.urandom(50 * SEG + 17)
+    with EvilProducer("/test/evil/once", data, lambda seg, n: seg in (3, 40) and n == 0):
+        result = fetch("/test/evil/once", str(tmp_path))
+    assert (tmp_path / "once").read_bytes() == data
+    assert result.rejected == 2 and result.checksum == "verified"
+
+
+def test_always_tampered_segment_fails_without_output(fw, tmp_path):
+    data = os.urandom(20 * SEG)
+    evil = EvilProducer("/test/evil/always", data, lambda seg, n: seg == 5)
+    with evil, pytest.raises(FetchTimeout, match=r"segment 5: rejected \(digest mismatch\)"):
+        fetch("/test/evil/always", str(tmp_path), FetchOptions(max_retries=3))
+    assert not (tmp_path / "always").exists()
+
+
+def test_wrong_file_checksum_is_refused_and_part_kept(fw, tmp_path):
+    data = os.urandom(10 * SEG)
+    evil = EvilProducer("/test/evil/sum", data, lambda s, n: False, advertised=b"\0" * 32)
+    with evil, pytest.raises(IntegrityError, match="does not match the published"):
+        fetch("/test/evil/sum", str(tmp_path))
+    assert not (tmp_path / "sum").exists() and (tmp_path / "sum.part").exists()
+
+
+def _fetch_in_thread(uri: str, out: Path, opts: FetchOptions, on_progress):
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = fetch(uri, str(out), opts, on_progress)
+        except Exception as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def _kill_after(nbytes: int, action):
+    fired = threading.Event()  # set once the action is complete
+    begun: list[bool] = []
+
+    def progress(done: int, total: int) -> None:
+        if done >= nbytes and not begun:
+            begun.append(True)
+            action()
+            fired.set()
+
+    return progress, fired
+
+
+def test_producer_killed_and_restarted_mid_transfer(serve, tmp_path):
+    data = os.urandom(40_000_000)
+    (serve.root / "big.bin").write_bytes(data)
+    serve.start()
+    progress, killed = _kill_after(1, serve.kill)
+    thread, outcome = _fetch_in_thread(
+        f"{serve.prefix}/big.bin", tmp_path, FetchOptions(window=16, cc="fixed"), progress
+    )
+    assert killed.wait(30)
+    time.sleep(0.3)
+    serve.start()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert "error" not in outcome, outcome
+    assert (tmp_path / "big.bin").read_bytes() == data
+    assert outcome["result"].retransmissions > 0
+
+
+def test_resume_after_the_producer_died(serve, tmp_path):
+    data = os.urandom(40_000_000)
+    (serve.root / "big.bin").write_bytes(data)
+    serve.start()
+    uri = f"{serve.prefix}/big.bin"
+    progress, _ = _kill_after(1, serve.kill)
+    opts = FetchOptions(window=16, cc="fixed", stall_seconds=1.5)
+    thread, outcome = _fetch_in_thread(uri, tmp_path, opts, progress)
+    thread.join(60)
+    assert isinstance(outcome.get("error"), FetchTimeout)
+    assert (tmp_path / "big.bin.part").exists() and (tmp_path / "big.bin.part.state").exists()
+    serve.start()
+    result = fetch(uri, str(tmp_path), FetchOptions(resume=True))
+    assert result.resumed_segments > 0 and result.checksum == "verified"
+    assert (tmp_path / "big.bin").read_bytes() == data
+    assert not (tmp_path / "big.bin.part.state").exists()
+
+
+def test_forwarder_restarted_mid_transfer(ndnd_binary, fw, session_dir, tmp_path):
+    other = Forwarder(session_dir / "restart")
+    other.start()
+    root = tmp_path / "root"
+    root.mkdir()
+    data = os.urandom(40_000_000)
+    (root / "big.bin").write_bytes(data)
+    producer = Serve(root, "/test/restart", transport=other.uri).start()
+    try:
+        progress, stopped = _kill_after(1, other.stop)
+        opts = FetchOptions(window=16, cc="fixed", transport=other.uri)
+        thread, outcome = _fetch_in_thread("/test/restart/big.bin", tmp_path, opts, progress)
+        assert stopped.wait(30)
+        other.start()
+        thread.join(60)
+        assert not thread.is_alive(), "the consumer hangs"
+        assert "error" not in outcome, outcome
+        assert (tmp_path / "big.bin").read_bytes() == data
+    finally:
+        producer.stop()
+        other.stop()
+
+
+def test_forwarder_gone_fails_with_a_clear_error(ndnd_binary, fw, session_dir, tmp_path):
+    other = Forwarder(session_dir / "gone")
+    other.start()
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "big.bin").write_bytes(os.urandom(40_000_000))
+    producer = Serve(root, "/test/gone", transport=other.uri).start()
+    try:
+        progress, _ = _kill_after(1, other.stop)
+        opts = FetchOptions(window=16, cc="fixed", transport=other.uri)
+        started = time.monotonic()
+        thread, outcome = _fetch_in_thread("/test/gone/big.bin", tmp_path, opts, progress)
+        thread.join(30)
+        assert not thread.is_alive(), "the consumer hangs"
+        assert "could not reconnect" in str(outcome.get("error"))
+        assert time.monotonic() - started < 15
+        assert (tmp_path / "big.bin.part.state").exists()  # --resume can continue
+    finally:
+        producer.stop()
+        other.stop()
