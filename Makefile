@@ -4,16 +4,24 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# npm ci writes this file last; it is newer than package-lock.json once node_modules is complete
+WEBUI_STAMP := webui/node_modules/.package-lock.json
 
-.PHONY: setup system test demo lint typecheck bench clean
+.PHONY: setup system test screenshots demo demo-check lint typecheck bench clean
 
-setup: $(STAMP) system
+setup: $(STAMP) system $(WEBUI_STAMP)
 
-# System parts the suite runs for real: the PostgreSQL server (the tests start their own
-# throwaway cluster on loopback) and the NDNd forwarder (built from the Go module proxy). Each script is idempotent and fast when there is nothing to do.
+# System parts the suite runs for real, each installed by an idempotent script that is fast
+# when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
+# cluster on loopback), Debian's Chromium (the portal's end-to-end tests) and the NDNd
+# forwarder (built from the Go module proxy).
 system:
 	deploy/postgres/install.sh
+	deploy/browser/install.sh >/dev/null
 	deploy/forwarder/build.sh >/dev/null
+
+$(WEBUI_STAMP): webui/package-lock.json
+	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 
 # Re-install only when the packaging metadata changed; the install is editable.
 $(STAMP): pyproject.toml
@@ -27,15 +35,26 @@ test: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest
+	npm --prefix webui run --silent api:check
+	npm --prefix webui run --silent lint
+	npm --prefix webui test
+	NDNSCI_REQUIRE_NDN=1 NDNSCI_SCREENSHOTS=0 npm --prefix webui run e2e
 
-# The demo names include malformed ones on purpose: exit status 1 ("some could not be named")
-# is the expected outcome there, anything else is a failure.
-demo: setup
-	$(BIN)/ndnsci scan tests/data/netcdf/cmip5 --metadata
-	@echo
-	$(BIN)/ndnsci translate --stdin < tests/data/demo/names.txt || test $$? -eq 1
-	@echo
-	$(BIN)/ndnsci inspect tests/data/netcdf/cmip5/output1/MOHC/HadGEM2-ES/esmControl/yr/ocnBgchem/Oyr/r1i1p1/v20120514/co3/co3_Oyr_HadGEM2-ES_esmControl_r1i1p1_2078-2100.nc
+# The portal screenshots in docs/screenshots/ are taken by the end-to-end run.
+screenshots: setup
+	NDNSCI_REQUIRE_NDN=1 npm --prefix webui run e2e
+
+# The whole stack on a generated sample archive: forwarder, catalog with the portal, producer.
+# Prints the portal URL and commands that work; Ctrl-C stops everything.
+demo: setup webui/dist/index.html
+	$(BIN)/ndnsci up
+
+# The same, non-interactive: start everything, one search and one verified fetch, stop.
+demo-check: setup webui/dist/index.html
+	$(BIN)/ndnsci up --check
+
+webui/dist/index.html: $(WEBUI_STAMP) $(shell find webui/src webui/index.html -type f 2>/dev/null)
+	npm --prefix webui run --silent build
 
 lint:
 	$(BIN)/ruff check .
@@ -49,6 +68,7 @@ bench: setup
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
+	npm --prefix webui run build && node bench/webui.mjs
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules webui/dist

@@ -1,12 +1,17 @@
-"""Catalog benchmark: bulk publish rate, /search and /autocomplete latency at N files.
+"""Catalog benchmark: bulk publish rate, index load, /search and /autocomplete latency at N files.
 
 Records are realistic: CMIP5 facets are whole rows of the GLADE listing in
 tests/data/corpora/cmip5_paths.tsv (so model, experiment, variable... keep their real joint
 distribution), with ensemble, version and time range varied to make distinct files; 10% are CMS
 LFNs from cms_lfns.tsv with varied file GUIDs. Queries are what a portal user does: one or two
-facet filters with values drawn from the published distribution, or one free-text word, plus
-the facet counts; autocomplete of a random name cut at a random depth.
-Prints one figure per line.
+facet filters with values drawn from the published distribution, or one free-text word, always
+with the facet counts; the landing page (no filter) and a name prefix are timed apart.
+Autocomplete: a random name cut at a random depth.
+
+The catalog is served by a real server process (``ndnsci catalog serve``, uvicorn) queried
+over HTTP; its resident memory is read from /proc after the queries. Prints one figure per line
+(``<backend> n=<N> <figure>: <value> <unit>``), then the growth of each figure between the
+smallest and the largest size.
 
     .venv/bin/python bench/catalog.py [--sizes 100000 1000000] [--backends sqlite postgresql]
 """
@@ -14,10 +19,12 @@ Prints one figure per line.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import csv
+import os
 import random
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,10 +36,9 @@ import httpx
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ndnsci.catalog.config import Settings  # noqa: E402
 from ndnsci.catalog.database import make_engine, make_sessionmaker  # noqa: E402
-from ndnsci.catalog.ingest import publish  # noqa: E402
-from ndnsci.catalog.main import create_app  # noqa: E402
+from ndnsci.catalog.facetindex import FacetIndex, engine_source  # noqa: E402
+from ndnsci.catalog.ingest import prepare, publish  # noqa: E402
 from ndnsci.catalog.migrate import upgrade  # noqa: E402
 from ndnsci.catalog.records import parse_record  # noqa: E402
 
@@ -40,7 +46,9 @@ CORPORA = ROOT / "tests" / "data" / "corpora"
 KEYS = ["product", "institute", "model", "experiment", "frequency", "realm", "table",
         "ensemble", "version", "variable"]  # fmt: skip
 QUERY_FACETS = ["model", "experiment", "variable", "frequency", "institute", "realm"]
-BATCH = 5000
+KINDS = ["1facet", "2facets", "text"]
+BATCH = 20_000  # as `ndnsci publish --records` (ndnsci.cli.publish.RECORDS_BATCH)
+QUERIES_PER_KIND = 200
 
 
 def _rows(file: str) -> list[dict[str, str]]:
@@ -83,36 +91,49 @@ def records(n: int, rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
-def load(url: str, recs: list[dict[str, Any]]) -> float:
+def _parse(raw: list[dict[str, Any]]) -> Any:
+    return prepare([parse_record(r) for r in raw])
+
+
+def load(url: str, recs: list[dict[str, Any]]) -> tuple[float, float]:
+    """Publish ``recs`` in batches as ``ndnsci publish --records`` does: records/s (wall, CPU)."""
     engine = make_engine(url)
     sessions = make_sessionmaker(engine)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(recs), BATCH):
-        parsed = [parse_record(r) for r in recs[i : i + BATCH]]
+        prepared = _parse(recs[i : i + BATCH])
         with sessions() as session:
-            publish(session, parsed)
+            publish(session, prepared)
             session.commit()
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     with engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE")
         conn.commit()
     engine.dispose()
-    return len(recs) / elapsed
+    return len(recs) / elapsed, len(recs) / cpu
 
 
-def queries(recs: list[dict[str, Any]], rng: random.Random, n: int) -> list[dict[str, str]]:
+def index_load_seconds(url: str) -> float:
+    engine = make_engine(url)
+    index = FacetIndex(engine_source(engine))
+    started = time.perf_counter()
+    index.sync()
+    elapsed = time.perf_counter() - started
+    engine.dispose()
+    return elapsed
+
+
+def queries(recs: list[dict[str, Any]], rng: random.Random) -> dict[str, list[Any]]:
     cmip5 = [r for r in recs if r["scheme"] == "cmip5"]
-    out: list[dict[str, str]] = []
-    while len(out) < n:
+    out: dict[str, list[Any]] = {kind: [] for kind in KINDS}
+    for _ in range(QUERIES_PER_KIND):
         a, b = rng.choice(cmip5), rng.choice(cmip5)  # values weighted by their frequency
-        kind = len(out) % 3
         k1, k2 = rng.sample(QUERY_FACETS, 2)
-        if kind == 0:
-            out.append({k1: a["facets"][k1]})
-        elif kind == 1:
-            out.append({k1: a["facets"][k1], k2: a["facets"][k2]})
-        else:
-            out.append({"q": b["facets"][rng.choice(["model", "variable"])]})
+        out["1facet"].append({k1: a["facets"][k1]})
+        out["2facets"].append({k1: a["facets"][k1], k2: a["facets"][k2]})
+        out["text"].append({"q": b["facets"][rng.choice(["model", "variable"])]})
+    out["landing"] = [{} for _ in range(QUERIES_PER_KIND // 4)]
+    out["prefix"] = [{"prefix": p.rsplit("/", 1)[0]} for p in prefixes(recs, rng, 50)]
     return out
 
 
@@ -130,36 +151,71 @@ def p95(latencies: list[float]) -> float:
     return statistics.quantiles(latencies, n=20)[-1] * 1000
 
 
-async def timed(client: httpx.AsyncClient, path: str, params: list[Any]) -> list[float]:
+def timed(client: httpx.Client, path: str, params: list[Any]) -> list[float]:
     latencies = []
     for p in params:
         started = time.perf_counter()
-        response = await client.get(path, params=p)
+        response = client.get(path, params=p)
         latencies.append(time.perf_counter() - started)
         assert response.status_code == 200, response.text
     return latencies
 
 
-async def measure(url: str, recs: list[dict[str, Any]], rng: random.Random) -> dict[str, float]:
-    app = create_app(Settings(db=url))
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://b/api/v1") as client:
-        qs = queries(recs, rng, 300)
-        await timed(client, "/search", qs[:20])  # warm the caches
-        search = await timed(client, "/search", qs)
-        by_kind = [search[i::3] for i in range(3)]
-        auto = await timed(
-            client, "/autocomplete", [{"prefix": p} for p in prefixes(recs, rng, 300)]
-        )
-    app.state.engine.dispose()
-    return {
-        "search_p50": statistics.median(search) * 1000,
-        "search_p95": p95(search),
-        "search_1facet_p95": p95(by_kind[0]),
-        "search_2facets_p95": p95(by_kind[1]),
-        "search_text_p95": p95(by_kind[2]),
-        "autocomplete_p95": p95(auto),
-    }
+class Server:
+    """``ndnsci catalog serve`` in a child process on a free loopback port."""
+
+    def __init__(self, url: str) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ndnsci", "catalog", "serve", "--db", url, "--no-migrate",
+             "--port", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+        )  # fmt: skip
+        self.base = f"http://127.0.0.1:{self.port}/api/v1"
+
+    def wait(self) -> float:
+        """Seconds until the server answers (it loads the facet index first)."""
+        started = time.perf_counter()
+        while True:
+            try:
+                if httpx.get(self.base + "/health", timeout=1).status_code == 200:
+                    return time.perf_counter() - started
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None:
+                raise RuntimeError("the catalog server exited")
+            time.sleep(0.05)
+
+    def rss_mb(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        line = next(x for x in status.splitlines() if x.startswith("VmRSS:"))
+        return int(line.split()[1]) / 1024
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def measure(url: str, recs: list[dict[str, Any]], rng: random.Random) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    server = Server(url)
+    try:
+        figures["server start (index load) s"] = server.wait()
+        with httpx.Client(base_url=server.base, timeout=60) as client:
+            qs = queries(recs, rng)
+            timed(client, "/search", qs["1facet"][:20])  # warm the caches
+            for kind, params in qs.items():
+                latencies = timed(client, "/search", params)
+                figures[f"search {kind} p50 ms"] = statistics.median(latencies) * 1000
+                figures[f"search {kind} p95 ms"] = p95(latencies)
+            auto = timed(client, "/autocomplete", [{"prefix": p} for p in prefixes(recs, rng, 300)])
+            figures["autocomplete p95 ms"] = p95(auto)
+        figures["server RSS MB"] = server.rss_mb()
+    finally:
+        server.stop()
+    return figures
 
 
 def database(backend: str, n: int, tmp: Path, pg: Any) -> str:
@@ -168,10 +224,37 @@ def database(backend: str, n: int, tmp: Path, pg: Any) -> str:
     return str(pg.create_database(f"bench{n}"))
 
 
+def run(backend: str, n: int, recs: list[dict[str, Any]], url: str) -> dict[str, float]:
+    upgrade(url)
+    wall, cpu = load(url, recs)
+    figures = {"publish records/s": wall, "publish records/CPU-s": cpu}
+    print(f"{backend} n={n} publish: {wall:,.0f} records/s ({cpu:,.0f}/CPU-s)", flush=True)
+    figures["index load s"] = index_load_seconds(url)
+    print(f"{backend} n={n} index load: {figures['index load s']:.2f} s", flush=True)
+    for label, value in measure(url, recs, random.Random(1)).items():
+        figures[label] = value
+        print(f"{backend} n={n} {label[: label.rindex(' ')]}: {value:.1f} "
+              f"{label[label.rindex(' ') + 1 :]}", flush=True)  # fmt: skip
+    return figures
+
+
+def growth(results: dict[tuple[str, int], dict[str, float]]) -> None:
+    """Each figure at the largest size over the same figure at the smallest."""
+    for backend in sorted({b for b, _ in results}):
+        sizes = sorted(n for b, n in results if b == backend)
+        if len(sizes) < 2:
+            continue
+        small, large = results[(backend, sizes[0])], results[(backend, sizes[-1])]
+        for label in small:
+            ratio = large[label] / small[label] if small[label] else float("nan")
+            print(f"{backend} growth {sizes[0]}->{sizes[-1]} {label}: x{ratio:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"])
+    parser.add_argument("--tmp", help="directory for the SQLite files (default: a temporary one)")
     args = parser.parse_args()
     pg = None
     if "postgresql" in args.backends:
@@ -179,17 +262,17 @@ def main() -> None:
 
         pg = PostgresServer()
         pg.start()
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}", flush=True)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
             for n in args.sizes:
                 recs = records(n, random.Random(n))
                 for backend in args.backends:
                     url = database(backend, n, Path(tmp), pg)
-                    upgrade(url)
-                    rate = load(url, recs)
-                    print(f"{backend} n={n} bulk publish: {rate:,.0f} records/s", flush=True)
-                    for label, value in asyncio.run(measure(url, recs, random.Random(1))).items():
-                        print(f"{backend} n={n} {label}: {value:.1f} ms", flush=True)
+                    results[(backend, n)] = run(backend, n, recs, url)
+                del recs
+        growth(results)
     finally:
         if pg is not None:
             pg.stop()

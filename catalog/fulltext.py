@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
-from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import TextClause
+
+if TYPE_CHECKING:
+    from .bulk import Writer
 
 _TOKEN = re.compile(r"[^\W_]+")
 #: PostgreSQL positions stop at 16383; a longer document adds nothing a person searches for
@@ -50,13 +52,11 @@ def document(
 ) -> str:
     """The searchable text of one file: name components, facet values, selected attributes."""
     sources = dict.fromkeys([*components, *(v for v in facets.values() if v)])
-    for value in _attribute_texts(metadata or {}):
-        sources.setdefault(value)
-    words: list[str] = []
-    for source in sources:
-        words.extend(tokens(source))
-        if len(words) >= MAX_TOKENS:
-            break
+    if metadata:
+        for value in _attribute_texts(metadata):
+            sources.setdefault(value)
+    # one regex pass over the joined sources (a space separates them: never part of a token)
+    words = _TOKEN.findall(" ".join(sources).lower())
     return " ".join(words[:MAX_TOKENS])
 
 
@@ -116,42 +116,32 @@ def _pg_query(terms: list[tuple[list[str], bool]]) -> str:
     return " & ".join(parts)
 
 
-def _pg_vector(doc: str) -> str:
+def pg_vector(doc: str) -> str:
     return " ".join(f"'{w}':{i}" for i, w in enumerate(doc.split(), start=1))
 
 
-def matching_ids(dialect: str, q: str) -> TextClause:
-    """A ``SELECT`` of the ids of files matching ``q`` (raises QueryError)."""
+def matching_sql(dialect: str, q: str) -> tuple[str, str]:
+    """A ``SELECT`` of the ids of files matching ``q`` in the driver's parameter style, and its
+    one parameter (raises QueryError)."""
     terms = parse_query(q)
     if dialect == "sqlite":
-        return text("SELECT rowid FROM files_fts WHERE files_fts MATCH :fts_q").bindparams(
-            fts_q=_sqlite_query(terms)
-        )
-    return text("SELECT file_id FROM files_fts WHERE doc @@ CAST(:fts_q AS tsquery)").bindparams(
-        fts_q=_pg_query(terms)
+        return "SELECT rowid FROM files_fts WHERE files_fts MATCH ?", _sqlite_query(terms)
+    return (
+        "SELECT file_id FROM files_fts WHERE doc @@ CAST(%s AS tsquery)",
+        _pg_query(terms),
     )
 
 
-def insert(session: Session, docs: list[tuple[int, str]]) -> None:
-    if not docs:
-        return
-    if session.get_bind().dialect.name == "sqlite":
-        session.execute(
-            text("INSERT INTO files_fts(rowid, doc) VALUES (:id, :doc)"),
-            [{"id": i, "doc": d} for i, d in docs],
-        )
-    else:
-        session.execute(
-            text("INSERT INTO files_fts(file_id, doc) VALUES (:id, CAST(:doc AS tsvector))"),
-            [{"id": i, "doc": _pg_vector(d)} for i, d in docs],
-        )
+def matching_ids(dialect: str, q: str) -> TextClause:
+    """:func:`matching_sql` as a SQLAlchemy text clause (bound parameter ``fts_q``)."""
+    sql, param = matching_sql(dialect, q)
+    return text(sql.replace("?", ":fts_q").replace("%s", ":fts_q")).bindparams(fts_q=param)
 
 
-def delete(session: Session, ids: list[int]) -> None:
-    if not ids:
-        return
-    column = "rowid" if session.get_bind().dialect.name == "sqlite" else "file_id"
-    session.execute(
-        text(f"DELETE FROM files_fts WHERE {column} = :id"),  # column is one of two constants
-        [{"id": i} for i in ids],
-    )
+def insert(writer: Writer, docs: list[tuple[int, str]]) -> None:
+    """Index ``(file id, document)`` pairs in the publish transaction."""
+    writer.insert_fulltext(docs)
+
+
+def delete(writer: Writer, ids: list[int]) -> None:
+    writer.delete_fulltext(ids)

@@ -1,36 +1,31 @@
 """Publishing and retracting: idempotent upserts keyed by name, in the caller's transaction.
 
 One call is one batch and the caller commits it, so a crash loses nothing already committed and
-never leaves half a record: the files row, its facets, its free text, the tree counts and the
+never leaves half a record: the files row, its free text, the facet and tree counts and the
 change-feed entry are written together or not at all.
 
 Publishers are serialised by a row lock on ``catalog_state`` (taken by the first statement, a
 write, so SQLite takes its write lock at once instead of failing to upgrade a read transaction).
-Under that lock sequence numbers and file ids are allocated by counting up.
+Under that lock sequence numbers and file ids are allocated by counting up, so the change feed
+is committed in sequence order: the in-memory facet index of every server process follows it.
+
+The batch is prepared in Python (rows as tuples, tree counts aggregated per batch) and written
+with one bulk statement per table (:mod:`ndnsci.catalog.bulk`). Facet counts are not stored:
+the in-memory facet index counts (:mod:`ndnsci.catalog.facetindex`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from . import fulltext
-from .models import (
-    CatalogState,
-    Change,
-    FacetKey,
-    FacetValue,
-    File,
-    FileFacet,
-    FileHistory,
-    table,
-)
+from . import bulk, fulltext
 from .records import Record
 
 CHUNK = 500  # bound parameters per IN list: far under every backend's limit
@@ -70,128 +65,121 @@ def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
 class _State:
     """The locked ``catalog_state`` row, updated once at the end of the batch."""
 
-    def __init__(self, session: Session) -> None:
-        t = table(CatalogState)
-        session.execute(update(t).where(t.c.id == 1).values(last_seq=t.c.last_seq))
-        row = session.execute(select(t).where(t.c.id == 1)).one()
-        self.session = session
-        self.seq: int = row.last_seq
-        self.files: int = row.files
-        self.bytes: int = row.bytes
-        self.next_id = int(session.scalar(select(func.max(File.id))) or 0) + 1
+    def __init__(self, writer: bulk.Writer) -> None:
+        writer.many("UPDATE catalog_state SET last_seq = last_seq WHERE id = ?", [(1,)])
+        ((self.seq, self.files, self.bytes),) = writer.all(
+            "SELECT last_seq, files, bytes FROM catalog_state WHERE id = 1"
+        )
+        ((max_id,),) = writer.all("SELECT max(id) FROM files")
+        self.writer = writer
+        self.next_id = int(max_id or 0) + 1
 
     def next_seq(self) -> int:
         self.seq += 1
-        return self.seq
+        return int(self.seq)
+
+    def new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id - 1
 
     def save(self) -> None:
-        t = table(CatalogState)
-        self.session.execute(
-            update(t)
-            .where(t.c.id == 1)
-            .values(last_seq=self.seq, files=self.files, bytes=self.bytes)
+        self.writer.many(
+            "UPDATE catalog_state SET last_seq = ?, files = ?, bytes = ? WHERE id = 1",
+            [(self.seq, self.files, self.bytes)],
         )
 
 
+@dataclass(slots=True)
 class _Batch:
-    """Rows and counter deltas collected for one batch, written with one statement per table."""
+    """Rows and count deltas of one batch, written with one bulk statement per table."""
 
-    def __init__(self) -> None:
-        self.facet_rows: list[dict[str, int]] = []
-        self.facet_deletes: list[dict[str, int]] = []
-        self.value_deltas: Counter[int] = Counter()
-        self.tree_files: Counter[str] = Counter()
-        self.tree_leaves: Counter[str] = Counter()
-        self.fts_docs: list[tuple[int, str]] = []
-        self.fts_deletes: list[int] = []
-        self.changes: list[dict[str, Any]] = []
-        self.history: list[dict[str, Any]] = []
+    stamp: str
+    inserts: list[tuple[Any, ...]] = field(default_factory=list)
+    updates: list[tuple[Any, ...]] = field(default_factory=list)
+    history: list[tuple[Any, ...]] = field(default_factory=list)
+    changes: list[tuple[Any, ...]] = field(default_factory=list)
+    fts_docs: list[tuple[int, str]] = field(default_factory=list)
+    fts_deletes: list[int] = field(default_factory=list)
+    #: files added (or removed, negative) per parent directory
+    parents: Counter[str] = field(default_factory=Counter)
 
-    def tree(self, name: str, delta: int) -> None:
-        parts = name.split("/")  # escaped components never contain '/'
-        for end in range(2, len(parts)):
-            self.tree_files["/".join(parts[:end])] += delta
-        self.tree_leaves["/".join(parts[:-1])] += delta
+    def remove(self, old: dict[str, Any], seq: int) -> None:
+        """The published version ``old`` goes to the history and leaves the counts."""
+        kept = {k: v for k, v in old.items() if k not in ("id", "packed")}
+        self.history.append((old["name"], old["version"], bulk.dump_json(kept), seq, self.stamp))
+        self.fts_deletes.append(old["id"])
 
-    def write(self, session: Session) -> None:
-        if self.history:
-            session.execute(insert(table(FileHistory)), self.history)
-        if self.facet_deletes:
-            t = table(FileFacet)
-            session.execute(
-                delete(t).where(t.c.value_id == bindparam("v"), t.c.file_id == bindparam("f")),
-                self.facet_deletes,
-            )
-        if self.facet_rows:
-            session.execute(insert(table(FileFacet)), self.facet_rows)
-        _apply_value_deltas(session, self.value_deltas)
-        _apply_tree_deltas(session, self.tree_files, self.tree_leaves)
-        fulltext.delete(session, self.fts_deletes)
-        fulltext.insert(session, self.fts_docs)
-        if self.changes:
-            session.execute(insert(table(Change)), self.changes)
+    def write(self, writer: bulk.Writer) -> None:
+        writer.insert_history(self.history)
+        fulltext.delete(writer, self.fts_deletes)
+        writer.insert_files(self.inserts)
+        writer.update_files(self.updates)
+        fulltext.insert(writer, self.fts_docs)
+        writer.insert_changes(self.changes)
+        writer.add_tree_counts(_tree_rows(self.parents))
 
 
-def publish(session: Session, records: Sequence[Record]) -> PublishResult:
-    """Insert new names, replace changed ones (keeping the old version in the history)."""
+@dataclass(slots=True)
+class Prepared:
+    """A batch with everything computed that needs no database (no lock held meanwhile)."""
+
+    records: list[Record]  # one per name (the last one given), in name order
+    documents: list[str]
+    facets: list[str]  # JSON
+    values: dict[str, set[str]]  # facet values used, by key
+
+
+def prepare(records: Sequence[Record]) -> Prepared:
     by_name = {r.name: r for r in records}  # the last record of a name wins
+    ordered = [by_name[name] for name in sorted(by_name)]  # ids in name order: see below
+    values: dict[str, set[str]] = {}
+    for record in ordered:
+        for key, value in record.facets.items():
+            if value is not None:
+                values.setdefault(key, set()).add(value)
+    return Prepared(
+        records=ordered,
+        documents=[fulltext.document(r.components, r.facets, r.metadata) for r in ordered],
+        facets=[bulk.dump_json(r.facets) or "{}" for r in ordered],
+        values=values,
+    )
+
+
+def publish(session: Session, records: Sequence[Record] | Prepared) -> PublishResult:
+    """Insert new names, replace changed ones (keeping the old version in the history)."""
+    batch = records if isinstance(records, Prepared) else prepare(records)
     result = PublishResult()
-    if not by_name:
+    if not batch.records:
         return result
-    state = _State(session)
-    existing = _existing(session, list(by_name))
-    value_ids = _value_ids(session, by_name.values())
-    batch = _Batch()
-    inserts: list[dict[str, Any]] = []
-    updates: list[dict[str, Any]] = []
-    stamp = now()
-    for record in by_name.values():
-        fingerprint = record.fingerprint()
+    writer = bulk.writer(session.connection())
+    state = _State(writer)
+    # names are inserted in order, so the name index takes each batch in sorted runs
+    existing = writer.existing([r.name for r in batch.records])
+    value_ids = _value_ids(writer, batch.values)
+    rows = _Batch(now())
+    for record, document, facets in zip(batch.records, batch.documents, batch.facets, strict=True):
         old = existing.get(record.name)
-        if old is not None and old["fingerprint"] == fingerprint:
+        if old is not None and _same(old, record):
             result.unchanged += 1
             continue
         seq = state.next_seq()
-        ids = [value_ids[(k, v)] for k, v in record.facets.items() if v is not None]
+        ids = [value_ids[k][v] for k, v in record.facets.items() if v is not None]
         if old is None:
-            file_id = state.next_id
-            state.next_id += 1
+            file_id = state.new_id()
             state.files += 1
-            batch.tree(record.name, +1)
+            rows.parents[record.name.rpartition("/")[0]] += 1
             result.inserted += 1
         else:
             file_id = old["id"]
             state.bytes -= old["size"] or 0
-            batch.history.append(_history_row(old, seq, stamp))
-            batch.fts_deletes.append(file_id)
-            old_ids = _unpack(old["facet_ids"])
-            batch.value_deltas.subtract(old_ids)
-            batch.facet_deletes.extend({"v": v, "f": file_id} for v in old_ids)
+            rows.remove(old, seq)
             result.replaced += 1
         state.bytes += record.size or 0
-        row = _file_row(
-            record, file_id=file_id, ids=ids, fingerprint=fingerprint, seq=seq, stamp=stamp
-        )
-        (inserts if old is None else updates).append(row)
-        batch.value_deltas.update(ids)
-        batch.facet_rows.extend({"value_id": v, "file_id": file_id} for v in ids)
-        batch.fts_docs.append(
-            (file_id, fulltext.document(record.components, record.facets, record.metadata))
-        )
-        batch.changes.append(
-            {
-                "seq": seq,
-                "op": "publish",
-                "name": record.name,
-                "version": record.version,
-                "at": stamp,
-            }
-        )
-    if inserts:
-        session.execute(insert(table(File)), inserts)
-    if updates:
-        _update_files(session, updates)
-    batch.write(session)
+        row = _file_row(record, file_id, facets=facets, ids=ids, seq=seq, stamp=rows.stamp)
+        (rows.inserts if old is None else rows.updates).append(row)
+        rows.fts_docs.append((file_id, document))
+        rows.changes.append((seq, "publish", record.name, record.version, rows.stamp, file_id))
+    rows.write(writer)
     state.save()
     result.last_seq = state.seq
     return result
@@ -199,164 +187,105 @@ def publish(session: Session, records: Sequence[Record]) -> PublishResult:
 
 def retract(session: Session, name: str) -> int | None:
     """Remove ``name`` (its last version goes to the history); the change's seq, or None."""
-    state = _State(session)
-    old = _existing(session, [name]).get(name)
+    writer = bulk.writer(session.connection())
+    state = _State(writer)
+    old = writer.existing([name]).get(name)
     if old is None:
         return None
     seq = state.next_seq()
-    stamp = now()
-    batch = _Batch()
-    batch.history.append(_history_row(old, seq, stamp))
-    old_ids = _unpack(old["facet_ids"])
-    batch.value_deltas.subtract(old_ids)
-    batch.facet_deletes.extend({"v": v, "f": old["id"]} for v in old_ids)
-    batch.fts_deletes.append(old["id"])
-    batch.tree(name, -1)
-    batch.changes.append({"seq": seq, "op": "retract", "name": name, "version": None, "at": stamp})
-    session.execute(delete(table(File)).where(table(File).c.id == old["id"]))
-    batch.write(session)
+    batch = _Batch(now())
+    batch.remove(old, seq)
+    batch.parents[name.rpartition("/")[0]] -= 1
+    batch.changes.append((seq, "retract", name, None, batch.stamp, old["id"]))
+    writer.delete_file(old["id"])
+    batch.write(writer)
     state.files -= 1
     state.bytes -= old["size"] or 0
     state.save()
     return seq
 
 
-def _existing(session: Session, names: list[str]) -> dict[str, Any]:
-    columns = list(table(File).c)
-    found: dict[str, Any] = {}
-    for chunk in chunks(names):
-        rows = session.execute(select(*columns).where(File.name.in_(chunk))).mappings()
-        found.update((row["name"], dict(row)) for row in rows)
-    return found
+def _same(old: dict[str, Any], record: Record) -> bool:
+    """Is ``record`` what is published already? (Republishing it must change nothing.)"""
+    for key in ("scheme", "filename", "size", "sha256", "mtime", "version"):
+        if old[key] != getattr(record, key):
+            return False
+    if (old["time_start"], old["time_end"]) != (record.time_start, record.time_end):
+        return False
+    # JSON fields compared as canonical text: key order does not matter, NaN equals NaN
+    return all(
+        _canonical(old[key]) == _canonical(getattr(record, key))
+        for key in ("facets", "corrections", "metadata")
+    )
 
 
-def _value_ids(session: Session, records: Iterable[Record]) -> dict[tuple[str, str], int]:
-    """Ids of every (key, value) in the batch, creating the missing ones."""
-    wanted: dict[str, set[str]] = {}
-    for record in records:
-        for key, value in record.facets.items():
-            if value is not None:
-                wanted.setdefault(key, set()).add(value)
-    ids = _lookup_values(session, wanted)
-    created: dict[str, set[str]] = {}
-    for key, values in wanted.items():
-        for value in values:
-            if (key, value) not in ids:
-                created.setdefault(key, set()).add(value)
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _value_ids(writer: bulk.Writer, wanted: dict[str, set[str]]) -> dict[str, dict[str, int]]:
+    """Ids of every (key, value) in the batch, by key then value, creating the missing ones."""
+    ids = {key: writer.value_ids(key, sorted(values)) for key, values in wanted.items()}
+    created = {key: sorted(values - ids[key].keys()) for key, values in wanted.items()}
+    created = {key: values for key, values in created.items() if values}
     if created:
-        session.execute(
-            insert(table(FacetValue)),
-            [{"key": k, "value": v, "count": 0} for k, vs in created.items() for v in vs],
+        writer.insert_values([(k, v) for k, values in sorted(created.items()) for v in values])
+        known = {k for (k,) in writer.all("SELECT key FROM facet_keys")}
+        writer.many(
+            "INSERT INTO facet_keys (key) VALUES (?)",
+            [(k,) for k in sorted(set(created) - known)],
         )
-        known = set(session.scalars(select(FacetKey.key).where(FacetKey.key.in_(created))))
-        new_keys = sorted(set(created) - known)
-        if new_keys:
-            session.execute(insert(table(FacetKey)), [{"key": k} for k in new_keys])
-        ids.update(_lookup_values(session, created))
+        for key, values in created.items():
+            ids[key].update(writer.value_ids(key, values))
     return ids
 
 
-def _lookup_values(session: Session, wanted: dict[str, set[str]]) -> dict[tuple[str, str], int]:
-    ids: dict[tuple[str, str], int] = {}
-    for key, values in wanted.items():
-        for chunk in chunks(sorted(values)):
-            rows = session.execute(
-                select(FacetValue.id, FacetValue.value).where(
-                    FacetValue.key == key, FacetValue.value.in_(chunk)
-                )
-            )
-            ids.update(((key, value), id_) for id_, value in rows)
-    return ids
-
-
-def _apply_value_deltas(session: Session, deltas: Counter[int]) -> None:
-    rows = [{"i": i, "d": d} for i, d in deltas.items() if d]
-    if rows:
-        t = table(FacetValue)
-        session.execute(
-            update(t).where(t.c.id == bindparam("i")).values(count=t.c.count + bindparam("d")),
-            rows,
-        )
-
-
-def _apply_tree_deltas(session: Session, files: Counter[str], leaves: Counter[str]) -> None:
-    rows: list[dict[str, Any]] = [
-        {
-            "path": path,
-            "parent": path.rsplit("/", 1)[0],
-            "component": path.rsplit("/", 1)[1],
-            "files": delta,
-            "leaves": leaves.get(path, 0),
-        }
-        for path, delta in files.items()
-        if delta or leaves.get(path, 0)
-    ]
-    if not rows:
-        return
-    session.execute(
-        text(
-            "INSERT INTO tree_nodes (path, parent, component, files, leaves) "
-            "VALUES (:path, :parent, :component, :files, :leaves) "
-            "ON CONFLICT (path) DO UPDATE SET files = tree_nodes.files + excluded.files, "
-            "leaves = tree_nodes.leaves + excluded.leaves"
-        ),
-        rows,
-    )
-    emptied = [r["path"] for r in rows if r["files"] < 0]
-    for chunk in chunks(emptied):
-        session.execute(
-            text("DELETE FROM tree_nodes WHERE files <= 0 AND path IN :paths").bindparams(
-                bindparam("paths", expanding=True)
-            ),
-            {"paths": list(chunk)},
-        )
-
-
-def _update_files(session: Session, rows: list[dict[str, Any]]) -> None:
-    t = table(File)
-    columns = [c.name for c in t.c if c.name not in ("id", "name")]
-    session.execute(
-        update(t)
-        .where(t.c.id == bindparam("b_id"))
-        .values({c: bindparam(f"b_{c}") for c in columns}),
-        [{f"b_{k}": v for k, v in row.items() if k != "name"} for row in rows],
-    )
+def _tree_rows(parents: Counter[str]) -> list[tuple[str, str, str, int, int]]:
+    """(path, parent, component, files delta, leaves delta) of every prefix touched."""
+    files: dict[str, int] = {}
+    level = {path: delta for path, delta in parents.items() if delta}
+    while level:  # one level up at a time: shared ancestors are summed, not walked per file
+        up: dict[str, int] = {}
+        for path, delta in level.items():
+            files[path] = files.get(path, 0) + delta
+            parent = path.rpartition("/")[0]
+            if parent:
+                up[parent] = up.get(parent, 0) + delta
+        level = up
+    rows = []
+    for path in sorted(files):  # about the primary key's order: neighbouring pages
+        delta = files[path]
+        if delta:
+            parent, _, component = path.rpartition("/")
+            rows.append((path, parent, component, delta, parents.get(path, 0)))
+    return rows
 
 
 def _file_row(
-    record: Record, *, file_id: int, ids: list[int], fingerprint: str, seq: int, stamp: str
-) -> dict[str, Any]:
-    return {
-        "id": file_id,
-        "name": record.name,
-        "scheme": record.scheme,
-        "filename": record.filename,
-        "size": record.size,
-        "sha256": record.sha256,
-        "mtime": record.mtime,
-        "version": record.version,
-        "time_start": record.time_start,
-        "time_end": record.time_end,
-        "facets": record.facets,
-        "facet_ids": ",".join(map(str, ids)),
-        "corrections": record.corrections,
-        "metadata": record.metadata,
-        "fingerprint": fingerprint,
-        "seq": seq,
-        "published_at": stamp,
-    }
-
-
-def _history_row(old: dict[str, Any], seq: int, stamp: str) -> dict[str, Any]:
-    kept = {k: v for k, v in old.items() if k not in ("id", "facet_ids", "fingerprint")}
-    return {
-        "name": old["name"],
-        "version": old["version"],
-        "record": kept,
-        "seq": seq,
-        "replaced_at": stamp,
-    }
-
-
-def _unpack(facet_ids: str) -> list[int]:
-    return [int(i) for i in facet_ids.split(",")] if facet_ids else []
+    record: Record, file_id: int, *, facets: str, ids: list[int], seq: int, stamp: str
+) -> tuple[Any, ...]:
+    return (
+        file_id,
+        record.name,
+        record.scheme,
+        record.filename,
+        record.size,
+        record.sha256,
+        record.mtime,
+        record.version,
+        record.time_start,
+        record.time_end,
+        facets,
+        bulk.pack(
+            file_id,
+            seq,
+            size=record.size,
+            start=record.time_start,
+            end=record.time_end,
+            ids=ids,
+        ),
+        bulk.dump_json(record.corrections) if record.corrections else "[]",
+        bulk.dump_json(record.metadata),
+        seq,
+        stamp,
+    )

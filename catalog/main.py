@@ -5,23 +5,31 @@ uvicorn --factory ndnsci.catalog.main:create_app     (or: ndnsci catalog serve)
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
+from starlette.types import Scope
 
 from .api.deps import reject_nul
 from .api.routes import export, files, publish, search, status
 from .config import Settings, get_settings
 from .database import make_engine, make_sessionmaker
 from .errors import CatalogError
+from .facetindex import FacetIndex, engine_source
 
 API_PREFIX = "/api/v1"
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
@@ -31,7 +39,11 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     engine = engine or make_engine(settings.db, echo=settings.echo_sql)
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:  # load the facet index before the first search, not during it
+            await run_in_threadpool(app.state.index.sync)
+        except Exception:  # an unmigrated or unreachable database: the first search retries
+            log.exception("facet index not loaded at start-up")
         yield
         if owned:
             engine.dispose()
@@ -45,6 +57,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
+    # one facet index per process, following the database (tests may swap its source)
+    app.state.index = FacetIndex(engine_source(engine))
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -56,6 +70,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(reject_nul)])
     app.add_exception_handler(CatalogError, _catalog_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    _mount_portal(app)  # last: the API routes above take precedence over the static files
     return app
 
 
@@ -73,3 +88,37 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
 async def _catalog_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CatalogError)
     return JSONResponse(exc.to_dict(), status_code=exc.status)
+
+
+# --- the web portal (webui/) --------------------------------------------------------------------
+
+
+def portal_dir() -> Path | None:
+    """The built web portal served at ``/``: ``$NDNSCI_WEBUI_DIR``, else ``webui/dist`` of the
+    source checkout; None when it has not been built (``npm --prefix webui run build``).
+    ``NDNSCI_WEBUI_DIR=''`` turns the portal off."""
+    configured = os.environ.get("NDNSCI_WEBUI_DIR")
+    if configured is not None:
+        directory = Path(configured) if configured else None
+    else:
+        directory = Path(__file__).resolve().parents[1] / "webui" / "dist"
+    return directory if directory and (directory / "index.html").is_file() else None
+
+
+class _PortalFiles(StaticFiles):
+    """Static files of the portal: content-hashed ``assets/`` are cached for good, the rest
+    (``index.html``) is revalidated on every load so a new build shows at once."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        immutable = path.startswith("assets/") and response.status_code == 200
+        response.headers["Cache-Control"] = (
+            "public, max-age=31536000, immutable" if immutable else "no-cache"
+        )
+        return response
+
+
+def _mount_portal(app: FastAPI) -> None:
+    directory = portal_dir()
+    if directory is not None:
+        app.mount("/", _PortalFiles(directory=directory, html=True), name="portal")

@@ -3,18 +3,21 @@
 Layout, and why:
 
 - ``files``: one row per published name (the current version). ``facets`` keeps the record's
-  facet dict as published; ``facet_ids`` packs the ids of its ``facet_values`` ("3,17,95") so
-  facet counts over a filtered set read one short column per file instead of joining ten rows.
-- ``facet_values``: the dictionary of (key, value) pairs with a maintained ``count``: unfiltered
-  facet counts (the portal's landing page) are an index read, never a scan of a million files.
-- ``file_facets``: (value_id, file_id), clustered on value_id (WITHOUT ROWID on SQLite), so a
-  filter ``model=A&model=B`` is a range read of the files having those values.
+  facet dict as published; ``packed`` holds what the in-memory facet index
+  (:mod:`ndnsci.catalog.facetindex`) needs of the file besides ``seq`` and ``scheme``: size,
+  time coverage as integers and the ids of its ``facet_values`` (layout in
+  :mod:`ndnsci.catalog.bulk`), so the index loads a million files with one scan of four short
+  columns. Filtering and counting happen in that index.
+- ``facet_values``: the dictionary of (key, value) pairs (ids never change, rows are never
+  deleted, so an id in ``packed`` stays valid). Counts are the index's business.
 - ``tree_nodes``: every directory-like prefix of the names with the number of files under it,
-  maintained on publish: autocomplete and browsing read children of one parent via an index.
+  maintained on publish: autocomplete and browsing read the children of one parent as a range
+  of the primary key (parent, component).
 - ``files_fts``: free text (created by the migration per backend: FTS5 on SQLite, a tsvector
   with a GIN index on PostgreSQL); see :mod:`ndnsci.catalog.fulltext`.
-- ``changes``: the ordered change feed for mirrors; ``catalog_state`` (one row) holds the last
-  sequence number and running totals, and its row lock serialises publishers so sequence numbers
+- ``changes``: the ordered change feed for mirrors and for the facet index (``file_id`` says
+  which row to re-read); ``catalog_state`` (one row) holds the last sequence number and running
+  totals, and its row lock serialises publishers so sequence numbers
   are committed in order (a mirror reading ``since=N`` never misses a late commit).
 - ``file_history``: previous versions of replaced or retracted records.
 - ``tokens``: SHA-256 hashes of the publish tokens, never the tokens.
@@ -30,8 +33,8 @@ from typing import Any, cast
 from sqlalchemy import (
     JSON,
     BigInteger,
-    Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -73,25 +76,20 @@ class File(Base):
     time_start: Mapped[str | None] = mapped_column(String(32))
     time_end: Mapped[str | None] = mapped_column(String(32))
     facets: Mapped[dict[str, Any]] = mapped_column(JSON)
-    facet_ids: Mapped[str] = mapped_column(String)
+    packed: Mapped[bytes] = mapped_column(LargeBinary)
     corrections: Mapped[list[Any]] = mapped_column(JSON)
     extra: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON)
-    fingerprint: Mapped[str] = mapped_column(String(64))
     seq: Mapped[int] = mapped_column(BigInteger)
     published_at: Mapped[str] = mapped_column(String(32))
 
 
 class FacetValue(Base):
     __tablename__ = "facet_values"
-    __table_args__ = (
-        UniqueConstraint("key", "value"),
-        Index("ix_facet_values_key_count", "key", "count"),
-    )
+    __table_args__ = (UniqueConstraint("key", "value"),)
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     key: Mapped[str] = mapped_column(CText)
     value: Mapped[str] = mapped_column(CText)
-    count: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class FacetKey(Base):
@@ -102,21 +100,16 @@ class FacetKey(Base):
     key: Mapped[str] = mapped_column(CText, primary_key=True)
 
 
-class FileFacet(Base):
-    __tablename__ = "file_facets"
+class TreeNode(Base):
+    """One directory-like prefix; keyed by (parent, component) so that the children of a
+    node are a range of the primary key (WITHOUT ROWID on SQLite: one B-tree per table)."""
+
+    __tablename__ = "tree_nodes"
     __table_args__ = ({"sqlite_with_rowid": False},)
 
-    value_id: Mapped[int] = mapped_column(Id, primary_key=True)
-    file_id: Mapped[int] = mapped_column(Id, primary_key=True)
-
-
-class TreeNode(Base):
-    __tablename__ = "tree_nodes"
-    __table_args__ = (Index("ix_tree_nodes_parent_component", "parent", "component"),)
-
-    path: Mapped[str] = mapped_column(CText, primary_key=True)
-    parent: Mapped[str] = mapped_column(CText)
-    component: Mapped[str] = mapped_column(CText)
+    parent: Mapped[str] = mapped_column(CText, primary_key=True)
+    component: Mapped[str] = mapped_column(CText, primary_key=True)
+    path: Mapped[str] = mapped_column(CText)
     #: files anywhere under this prefix
     files: Mapped[int] = mapped_column(BigInteger)
     #: files directly under this prefix
@@ -131,6 +124,8 @@ class Change(Base):
     name: Mapped[str] = mapped_column(CText)
     version: Mapped[str | None] = mapped_column(String)
     at: Mapped[str] = mapped_column(String(32))
+    #: the row the change wrote or removed (ids are reused only after a retraction)
+    file_id: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class FileHistory(Base):

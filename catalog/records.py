@@ -12,7 +12,6 @@ loads millions of lines and this is the hot path; the rules are the same for the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -39,6 +38,13 @@ _TIME = re.compile(
 _FILE_TIME_RANGE = re.compile(r"_(\d{4}(?:\d{2}){0,5})-(\d{4}(?:\d{2}){0,5})(?:-clim)?(?=[_.])")
 # control characters, and lone surrogates (undecodable file-name bytes) no database can store
 _CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+# a name already in canonical NDN URI form with only unreserved characters, no component made
+# only of periods: split + rebuild would give it back unchanged, so the bulk path skips both
+_PLAIN_NAME = re.compile(r"(?:/\.*[A-Za-z0-9_~-][A-Za-z0-9._~-]*){2,}\Z")
+#: keys of a record that may carry its time coverage
+_TIME_KEYS = frozenset(
+    {"time_start", "time_end", "start", "end", "time_coverage_start", "time_coverage_end"}
+)
 _LOWER = ("01", "01", "00", "00", "00")
 _UPPER = ("12", "31", "23", "59", "59")
 
@@ -72,14 +78,9 @@ class Record:
 
     @property
     def components(self) -> list[str]:
+        if _PLAIN_NAME.match(self.name):  # nothing escaped: no need to unescape
+            return self.name[1:].split("/")
         return split_name(self.name)
-
-    def fingerprint(self) -> str:
-        """Identifies the content: republishing an identical record changes nothing."""
-        # fields are JSON values already: no deep copy (dataclasses.asdict) on the bulk path
-        fields = {name: getattr(self, name) for name in self.__slots__}
-        canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def normalize_name(name: object) -> str:
@@ -92,6 +93,8 @@ def normalize_name(name: object) -> str:
         raise RecordError("'name' must be a non-empty string (an NDN name such as /CMIP5/...)")
     if len(name) > MAX_NAME:
         raise RecordError(f"'name' is longer than {MAX_NAME} characters")
+    if _PLAIN_NAME.match(name):
+        return name
     try:
         components = split_name(name)
     except ValueError as exc:
@@ -197,17 +200,30 @@ def _facets(value: object) -> dict[str, str | None]:
         raise RecordError("'facets' must be an object of key -> string or null")
     facets: dict[str, str | None] = {}
     for key, item in value.items():
-        if not isinstance(key, str) or not _KEY.match(key) or key in RESERVED_KEYS:
-            raise RecordError(
-                f"facet key {key!r} must be a letter followed by letters, digits or '_' and not "
-                f"one of the search parameters ({', '.join(sorted(RESERVED_KEYS))})"
-            )
-        if item is not None and (
-            not isinstance(item, str) or not item or len(item) > MAX_VALUE or _has_control(item)
-        ):
+        if key not in _GOOD_KEYS:
+            _check_key(key)
+        if item is not None and (not isinstance(item, str) or not item or len(item) > MAX_VALUE):
             raise RecordError(f"facet {key!r} must be a non-empty printable string or null")
         facets[key] = item
+    # one scan of all values together: control characters are looked for per character
+    if _has_control("".join(v for v in facets.values() if v is not None)):
+        bad = next(k for k, v in facets.items() if v is not None and _has_control(v))
+        raise RecordError(f"facet {bad!r} must be a non-empty printable string or null")
     return facets
+
+
+#: facet keys already validated (a catalog has tens of keys; each record repeats them)
+_GOOD_KEYS: set[str] = set()
+
+
+def _check_key(key: object) -> None:
+    if not isinstance(key, str) or not _KEY.match(key) or key in RESERVED_KEYS:
+        raise RecordError(
+            f"facet key {key!r} must be a letter followed by letters, digits or '_' and not "
+            f"one of the search parameters ({', '.join(sorted(RESERVED_KEYS))})"
+        )
+    if len(_GOOD_KEYS) < 10_000:
+        _GOOD_KEYS.add(key)
 
 
 def _corrections(value: object) -> list[dict[str, str]]:
@@ -258,7 +274,8 @@ def _time_coverage(
     obj: Mapping[str, Any], meta: Mapping[str, Any], filename: str
 ) -> tuple[str | None, str | None]:
     """From the record, else the extractor's metadata, else the file name's time range."""
-    for holder in (obj, meta, *(meta.get(k) for k in ("time_coverage", "time", "coverage"))):
+    holders = (obj, meta, *(meta.get(k) for k in ("time_coverage", "time", "coverage")))
+    for holder in holders if meta or not _TIME_KEYS.isdisjoint(obj) else ():
         if not isinstance(holder, Mapping):
             continue
         for start_key, end_key in (

@@ -53,7 +53,7 @@ def browse(session: Session, path: str, limit: int, offset: int) -> dict[str, An
     _check_prefix(path, "path")
     path = path.rstrip("/")
     if path:
-        node = session.get(TreeNode, path)
+        node = _node(session, path)
         if node is None:
             raise NotFoundError(f"no names under {path!r}")
         count = node.files
@@ -77,11 +77,16 @@ def browse(session: Session, path: str, limit: int, offset: int) -> dict[str, An
     return {"path": path or "/", "count": count, "children": children}
 
 
+def _node(session: Session, path: str) -> TreeNode | None:
+    parent, _, component = path.rpartition("/")
+    return session.get(TreeNode, (parent, component))
+
+
 def _has_leaves(session: Session, path: str) -> bool:
     if not path:
         return False
-    leaves = session.scalar(select(TreeNode.leaves).where(TreeNode.path == path))
-    return bool(leaves)
+    node = _node(session, path)
+    return node is not None and node.leaves > 0
 
 
 def _leaves(

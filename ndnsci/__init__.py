@@ -1,15 +1,124 @@
 """ndnsci: find climate and high-energy-physics files by what they are, fetch them over NDN.
 
-The package import is light: heavy parts (netCDF4, xarray, the catalog service) are imported by
-the code that needs them.
+Search a catalog, fetch what it finds (verified by checksum, resumable, from the producer or
+any NDN cache on the way), open it with xarray::
+
+    import ndnsci
+
+    cat = ndnsci.Catalog("http://127.0.0.1:8000")       # or $NDNSCI_CATALOG
+    found = cat.search(model="HadCM3", variable="tas")   # lazily paged, typed results
+    paths = ndnsci.fetch(found, "data", parallel=4)      # local paths, each verified
+    ds = ndnsci.open_mfdataset(found)                    # fetched once, then local
+
+Errors form one tree, :mod:`ndnsci.errors`. The package import is light: httpx, rich, netCDF4,
+xarray and the catalog service are imported by the code that needs them.
 
 >>> import ndnsci
 >>> ndnsci.translate("tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc").ok
 True
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from . import errors
 from .translators import Translation, reverse, translate
+
+if TYPE_CHECKING:
+    from ._client import (
+        AsyncCatalog,
+        AsyncSearchResults,
+        Catalog,
+        File,
+        FileRecord,
+        ManifestEntry,
+        Node,
+        Query,
+        SearchResults,
+    )
+    from ._dataset import data_dir, open_dataset, open_mfdataset
+    from ._fetch import (
+        FetchReport,
+        Interrupted,
+        LineProgress,
+        NoProgress,
+        Outcome,
+        Progress,
+        RichProgress,
+        adownload,
+        afetch,
+        download,
+        fetch,
+    )
+    from ._manifest import read_manifest
+    from ._sample import make_sample
+    from ._stack import LocalStack
+
+# The SDK's modules load on first use: `ndnsci --help` and `import ndnsci` stay fast.
+_LAZY = {
+    "._client": (
+        "AsyncCatalog AsyncSearchResults Catalog File FileRecord ManifestEntry Node Query "
+        "SearchResults"
+    ),
+    "._dataset": "data_dir open_dataset open_mfdataset",
+    "._fetch": (
+        "FetchReport Interrupted LineProgress NoProgress Outcome Progress RichProgress "
+        "adownload afetch download fetch"
+    ),
+    "._manifest": "read_manifest",
+    "._sample": "make_sample",
+    "._stack": "LocalStack",
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ndnsci' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __version__ = "0.1.0"
 
-__all__ = ["Translation", "__version__", "reverse", "translate"]
+__all__ = [
+    "AsyncCatalog",
+    "AsyncSearchResults",
+    "Catalog",
+    "FetchReport",
+    "File",
+    "FileRecord",
+    "Interrupted",
+    "LineProgress",
+    "LocalStack",
+    "ManifestEntry",
+    "NoProgress",
+    "Node",
+    "Outcome",
+    "Progress",
+    "Query",
+    "RichProgress",
+    "SearchResults",
+    "Translation",
+    "__version__",
+    "adownload",
+    "afetch",
+    "data_dir",
+    "download",
+    "errors",
+    "fetch",
+    "make_sample",
+    "open_dataset",
+    "open_mfdataset",
+    "read_manifest",
+    "reverse",
+    "translate",
+]

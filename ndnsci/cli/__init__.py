@@ -22,8 +22,11 @@ COMMANDS = {
     "publish": "ndnsci.cli.publish",
     "forwarder": "ndnsci.cli.forwarder",
     "serve": "ndnsci.cli.serve",
+    "search": "ndnsci.cli.search",
     "fetch": "ndnsci.cli.fetch",
     "keys": "ndnsci.cli.keys",
+    "sample": "ndnsci.cli.sample",
+    "up": "ndnsci.cli.up",
 }
 
 

@@ -1,19 +1,35 @@
-"""``ndnsci fetch NAME ...``: retrieve files by NDN name, verified, into a directory.
+"""``ndnsci fetch``: retrieve files over NDN, verified, into a directory.
+
+    ndnsci fetch NAME ... [-o DIR]                       files by NDN name
+    ndnsci fetch --query 'model=HadCM3 variable=tas' [-o DIR] [--parallel K] [--layout drs|flat]
+    ndnsci fetch --manifest FILE [-o DIR] ...            the files of a manifest (- for stdin)
 
 Each file is discovered through its RDR metadata, fetched with a window of Interests in flight,
 checked (segment digests, the publisher's signature, the whole-file SHA-256) and renamed into
-place; ``--resume`` continues an interrupted download. Exit status: 0 when every file arrived
-and verified, 1 when one failed, 2 on a usage error.
+place; ``--resume`` continues an interrupted download.
+
+Bulk downloads (``--query``, asked from the catalog at --catalog or $NDNSCI_CATALOG, or
+``--manifest``: the JSON lines of the catalog's manifests or of ``ndnsci search --json``)
+fetch K files at once into DIR, in the DRS directory layout by default. They are resumable
+across runs: complete files are kept after a checksum check (remembered in
+DIR/.ndnsci-fetch.jsonl), partial ones continue; Ctrl-C stops cleanly and the same command
+continues. A report lists every failed file and why.
+
+Exit status: 0 when every file arrived and verified, 1 when one failed, 2 on a usage or
+catalog error, 130 when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from ._common import catalog_option, fail
 
 
 def register(subparsers: Any) -> None:
@@ -23,7 +39,21 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("names", nargs="+", metavar="NAME", help="NDN names, e.g. /ndnsci/files/a.nc")
+    p.add_argument("names", nargs="*", metavar="NAME", help="NDN names, e.g. /ndnsci/files/a.nc")
+    bulk = p.add_argument_group("bulk downloads")
+    bulk.add_argument("--query", metavar="FILTERS", help="the files of a catalog search")
+    bulk.add_argument("--manifest", metavar="FILE", help="the files of a manifest (- for stdin)")
+    bulk.add_argument(
+        "--layout",
+        choices=("drs", "flat"),
+        default="drs",
+        help="drs: DIR/<name's path> (default); flat: every file in DIR",
+    )
+    bulk.add_argument("--report", metavar="FILE", help="write every file's outcome as JSON lines")
+    bulk.add_argument(
+        "--restart", action="store_true", help="fetch everything again (no skip, no resume)"
+    )
+    catalog_option(bulk)
     p.add_argument("-o", "--output", default=".", metavar="DIR", help="output directory (.)")
     p.add_argument(
         "--cc",
@@ -36,7 +66,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--lifetime", type=int, default=4000, metavar="MS", help="Interest lifetime (4000 ms)"
     )
-    p.add_argument("--parallel", type=int, default=1, metavar="K", help="files at once (1)")
+    p.add_argument(
+        "--parallel", type=int, metavar="K", help="files at once (1 for NAMEs, 4 for bulk)"
+    )
     p.add_argument("--resume", action="store_true", help="continue partial downloads")
     p.add_argument("--trust", metavar="KEYID", help="require metadata signed by this key id")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
@@ -48,11 +80,14 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..ndn.consumer import FetchOptions
 
+    sources = sum(bool(x) for x in (args.names, args.query, args.manifest))
+    if sources != 1:
+        return fail("fetch", "give NAMEs, --query FILTERS or --manifest FILE (one of them)")
     if args.ls:
         return _list(args.names)
+    args.parallel = args.parallel or (1 if args.names else 4)
     if args.window < 1 or args.parallel < 1 or args.lifetime < 10:
-        print("ndnsci fetch: --window, --parallel >= 1 and --lifetime >= 10", file=sys.stderr)
-        return 2
+        return fail("fetch", "--window, --parallel >= 1 and --lifetime >= 10")
     opts = FetchOptions(
         cc=args.cc,
         window=args.window,
@@ -61,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         trust_key=args.trust,
     )
+    if not args.names:
+        from . import _bulk
+
+        return _bulk.run(args, opts)
+    os.makedirs(args.output, exist_ok=True)
     started = time.monotonic()
     progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
     with progress, ThreadPoolExecutor(max_workers=args.parallel) as pool:

@@ -1,7 +1,14 @@
 """``ndnsci serve ROOT``: serve a directory tree over NDN under a prefix.
 
 Every file ``ROOT/a/b.nc`` is ``<prefix>/a/b.nc``; ``<prefix>/a/32=ls`` lists a directory.
-The producer registers its prefix with the forwarder (NDN_CLIENT_TRANSPORT, else the one
+
+``ndnsci serve ROOT --catalog URL`` serves instead every file below ROOT that the catalog
+publishes, under its catalog name (``/CMIP5/...``, ``/CMS/store/...``): ROOT is walked, each
+file named as ``ndnsci publish`` names it, and the names the catalog holds (with the same size)
+are served; nothing else is. The catalog's change feed is polled (``--refresh``) and ROOT walked
+again when something was published or retracted.
+
+The producer registers its prefixes with the forwarder (NDN_CLIENT_TRANSPORT, else the one
 ``ndnsci forwarder start`` runs), reconnects if the forwarder restarts, and runs until
 interrupted. Metadata is signed with the publisher key (``ndnsci keys create``).
 """
@@ -11,23 +18,38 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
 from typing import Any
 
 DEFAULT_PREFIX = "/ndnsci/files"
+log = logging.getLogger("ndnsci.serve")
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "serve",
-        help="serve a directory tree over NDN",
+        help="serve a directory tree (or a catalog's files) over NDN",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("root", metavar="ROOT", help="directory to serve")
     p.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"NDN name prefix ({DEFAULT_PREFIX})")
+    p.add_argument(
+        "--catalog",
+        metavar="URL",
+        help="serve the files below ROOT that this catalog publishes, under their catalog names",
+    )
+    p.add_argument(
+        "--refresh",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --catalog: how often to look for newly published files (5)",
+    )
+    p.add_argument("--scheme", default="auto", help="with --catalog: naming scheme (auto)")
     p.add_argument(
         "--segment-size", type=int, default=8000, help="content bytes per segment (8000)"
     )
@@ -42,35 +64,77 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..ndn import keys, name
-    from ..ndn.errors import NdnError
-    from ..ndn.producer import Producer
+    from ..errors import CatalogError, NdnError
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s ndnsci serve: %(message)s",
     )
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per catalog request
+    stop = threading.Event()
     try:
-        key = None if args.unsigned else _load_key(keys, args.key)
-        producer = Producer(
-            args.root, name.from_uri(args.prefix), segment_size=args.segment_size, key=key
-        )
-    except (NdnError, ValueError, OSError) as exc:
+        key = None if args.unsigned else _load_key(args.key)
+        if args.catalog:
+            producer, what = _catalog_producer(args, key, stop)
+        else:
+            producer, what = _tree_producer(args, key), f"{args.root} as {args.prefix}"
+    except (NdnError, CatalogError, ValueError, OSError) as exc:
         print(f"ndnsci serve: {exc}", file=sys.stderr)
         return 2
-    stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     print(
-        f"serving {args.root} as {args.prefix} "
-        f"(metadata signed by {'key ' + key.key_id if key else 'DigestSha256'})",
+        f"serving {what} (metadata signed by {'key ' + key.key_id if key else 'DigestSha256'})",
         file=sys.stderr,
     )
     with contextlib.suppress(KeyboardInterrupt):
         producer.serve_forever(stop)
+    stop.set()
     return 0
 
 
-def _load_key(keys: Any, name: str) -> Any:
+def _tree_producer(args: argparse.Namespace, key: Any) -> Any:
+    from ..ndn import name
+    from ..ndn.producer import Producer
+
+    return Producer(args.root, name.from_uri(args.prefix), segment_size=args.segment_size, key=key)
+
+
+def _catalog_producer(args: argparse.Namespace, key: Any, stop: threading.Event) -> Any:
+    from .._client import Catalog
+    from .._published import PublishedFiles
+    from ..ndn.producer import MappedProducer
+
+    if not os.path.isdir(args.root):
+        raise NotADirectoryError(f"not a directory: {args.root}")
+    published = PublishedFiles(args.root, Catalog(args.catalog), args.scheme, os.cpu_count() or 1)
+    scan = published.scan()
+    log.info("%s", scan.summary())
+    for path, reason in scan.unnamed:
+        log.debug("not served: %s: %s", path, reason)
+    producer = MappedProducer(args.root, scan.table, segment_size=args.segment_size, key=key)
+    watcher = threading.Thread(
+        target=_follow, args=(published, producer, args.refresh, stop), daemon=True
+    )
+    watcher.start()
+    return producer, f"{len(scan.table)} files of {args.catalog} from {args.root}"
+
+
+def _follow(published: Any, producer: Any, every: float, stop: threading.Event) -> None:
+    """Rescan ROOT whenever the catalog's change feed moves (errors are logged, not fatal)."""
+    from ..errors import CatalogError
+
+    while not stop.wait(max(every, 0.1)):
+        try:
+            if published.changed():
+                scan = published.scan()
+                producer.update(scan.table)
+                log.info("catalog changed: %s", scan.summary())
+        except (CatalogError, OSError) as exc:
+            log.warning("cannot follow the catalog: %s; serving the files known so far", exc)
+
+
+def _load_key(name: str) -> Any:
+    from ..ndn import keys
     from ..ndn.errors import PublisherKeyError
 
     try:

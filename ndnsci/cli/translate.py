@@ -15,8 +15,15 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-from ..translators import Translation, get_translator, list_schemes, reverse, translate
-from ..translators.registry import AUTO, UnknownSchemeError
+from ..translators import Translation, get_translator, reverse, translate
+from ..translators.registry import AUTO, ENTRY_POINT_GROUP, UnknownSchemeError
+
+
+def _scheme_names() -> list[str]:
+    """The registered schemes' names, without importing them (``ndnsci --help`` stays fast)."""
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
 
 
 def register(subparsers: Any) -> None:
@@ -36,7 +43,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--scheme",
         default=AUTO,
-        help=f"naming scheme: auto (default) or one of {', '.join(list_schemes())}",
+        help=f"naming scheme: auto (default) or one of {', '.join(_scheme_names())}",
     )
     p.add_argument(
         "--metadata",

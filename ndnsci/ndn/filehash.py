@@ -64,6 +64,19 @@ class HashCache:
                 self._queue.put(key)
         return None
 
+    def compute(self, path: bytes, size: int, mtime_ns: int) -> bytes | None:
+        """Hash now, in the caller's thread (for small files: cheaper than a "pending" round)."""
+        key = (path, size, mtime_ns)
+        try:
+            digest = self._compute(key)
+        except OSError as exc:
+            log.warning("cannot hash %r: %s", path, exc)
+            return None
+        if digest is not None:
+            with self._lock:
+                self._known[key] = digest
+        return digest
+
     def wait(self, path: bytes, size: int, mtime_ns: int, timeout: float) -> bytes | None:
         """Block until the digest is known (used by tests and ``serve --hash-first``)."""
         import time

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,8 +175,12 @@ def start(
     cs_capacity: int | None = None,
     extra_env: dict[str, str] | None = None,
     timeout: float = 20.0,
+    preexec: Callable[[], None] | None = None,
 ) -> int:
-    """Start ndnd in the background on ``sock``; returns its pid. Builds ndnd if needed."""
+    """Start ndnd in the background on ``sock``; returns its pid. Builds ndnd if needed.
+
+    ``preexec`` runs in the child before ndnd starts (``ndnsci up`` ties ndnd's life to its own).
+    """
     paths = Paths(sock)
     if len(str(sock)) > 100:
         raise ForwarderError(f"socket path too long for AF_UNIX: {sock}")
@@ -199,6 +204,7 @@ def start(
             stderr=subprocess.STDOUT,
             start_new_session=True,  # survives the shell that started it
             env=env,
+            preexec_fn=preexec,  # noqa: PLW1509 (the caller's, e.g. one prctl call)
         )
     paths.pidfile.write_text(f"{proc.pid}\n")
     deadline = time.monotonic() + timeout

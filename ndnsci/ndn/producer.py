@@ -28,6 +28,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from threading import Event
+from typing import Any
 
 from . import control, rdr, tlv
 from .errors import TransportError
@@ -49,6 +50,7 @@ RECHECK_SECONDS = 1.0  # how stale a cached stat() may be before a segment is se
 KEY_KEYWORD = tlv.keyword(b"key")
 FLUSH_EVERY = 16  # replies per write; larger batches add latency a fixed window feels
 NAME_RESERVE = 64  # bytes of file path the segment size must leave room for in the name
+INLINE_HASH_MAX = 1 << 20  # files up to this size are hashed when their metadata is asked
 
 
 def max_segment_size(name_value_len: int) -> int:
@@ -88,6 +90,21 @@ class _Object:
             self.fd = None
 
 
+def plain_parts(path_comps: list[bytes]) -> list[bytes]:
+    """The file-name values of generic components; NotServed for anything else."""
+    parts = []
+    for comp in path_comps:
+        if tlv.component_type(comp) != tlv.GENERIC:
+            raise NotServed("path components must be generic name components")
+        value = tlv.component_value(comp)
+        if value in (b"", b".", b"..") or b"/" in value or b"\0" in value:
+            raise NotServed("not a plain file name")
+        if len(value) > NAME_MAX:
+            raise NotServed("file name too long")
+        parts.append(value)
+    return parts
+
+
 class NotServed(Exception):
     """A request that gets an application-level Nack; the message is the reason."""
 
@@ -123,6 +140,8 @@ class Producer:
         self.objects: OrderedDict[bytes, _Object] = OrderedDict()
         self.key_name = self.prefix_value + KEY_KEYWORD + tlv.generic(key.key_id) if key else None
         self.stats = {"interests": 0, "segments": 0, "nacks": 0}
+        self.registered: set[tuple[bytes, ...]] = set()
+        self.registrations_changed = False
 
     # --- the loop ----------------------------------------------------------------------------
 
@@ -133,7 +152,8 @@ class Producer:
         while not stop.is_set():
             try:
                 with Face(self.transport) as face:
-                    control.register(face, self.prefix)
+                    self.registered = set()
+                    self._register(face)
                     log.info("serving %s on %s", self.root.decode(errors="replace"), face.uri)
                     if ready is not None:
                         ready.set()
@@ -148,8 +168,21 @@ class Producer:
         for obj in self.objects.values():
             obj.close()
 
+    def registrations(self) -> list[list[bytes]]:
+        """The prefixes to register with the forwarder."""
+        return [self.prefix]
+
+    def _register(self, face: Face) -> None:
+        for prefix in self.registrations():
+            if tuple(prefix) not in self.registered:
+                control.register(face, prefix)
+                self.registered.add(tuple(prefix))
+
     def _loop(self, face: Face, stop: Event) -> None:
         while not stop.is_set():
+            if self.registrations_changed:
+                self.registrations_changed = False
+                self._register(face)  # on this thread: the face is not shared
             if not face.fill(0.25):
                 continue
             replies = self._answer(face)
@@ -274,6 +307,10 @@ class Producer:
         digest = None
         if not listing:
             digest = self.hashes.lookup(obj.path, obj.size, obj.mtime_ns)
+            if digest is None and obj.size <= INLINE_HASH_MAX:
+                # a millisecond here saves the consumer a "pending" round trip and its wait:
+                # what makes a bulk download of thousands of small files fast
+                digest = self.hashes.compute(obj.path, obj.size, obj.mtime_ns)
         metadata = rdr.Metadata(
             versioned_name=obj.versioned,
             final_block_id=tlv.segment(obj.last_segment),
@@ -311,17 +348,12 @@ class Producer:
 
         Raises NotServed for every hostile or missing name.
         """
-        parts = []
-        for comp in path_comps:
-            if tlv.component_type(comp) != tlv.GENERIC:
-                raise NotServed("path components must be generic name components")
-            value = tlv.component_value(comp)
-            if value in (b"", b".", b"..") or b"/" in value or b"\0" in value:
-                raise NotServed("not a plain file name")
-            if len(value) > NAME_MAX:
-                raise NotServed("file name too long")
-            parts.append(value)
+        parts = plain_parts(path_comps)
         joined = os.path.join(self.root, *parts) if parts else self.root
+        return self._inside(joined)
+
+    def _inside(self, joined: bytes) -> tuple[bytes, os.stat_result]:
+        """The real path and stat of ``joined`` when it resolves inside ROOT; else NotServed."""
         if len(joined) > PATH_MAX:
             raise NotServed("path too long")
         real = os.path.realpath(joined)
@@ -404,3 +436,102 @@ class Producer:
                 elif entry.is_file():
                     entries.append((entry.name, False))
         return sorted(entries)
+
+
+# --- serving a set of names (``ndnsci serve --catalog``) ---------------------------------------
+
+_VIRTUAL = b"\0"  # marks a directory derived from the names: no real path starts with NUL
+
+
+class NameTable:
+    """Exact names -> files below ROOT; the directories are the names' prefixes.
+
+    ``files`` maps a name's encoded components (absolute: the scheme root first, e.g.
+    ``/CMIP5``) to the file's path; ``sizes``, when known, to the size it was published with.
+    Nothing but these names reaches a file.
+    """
+
+    def __init__(
+        self,
+        files: dict[tuple[bytes, ...], bytes],
+        sizes: dict[tuple[bytes, ...], int] | None = None,
+        version_ns: int | None = None,
+    ) -> None:
+        self.files = files
+        self.sizes = sizes or {}  # the published size: a file that changed is not served
+        self.version = version_ns or time.time_ns()
+        children: dict[tuple[bytes, ...], set[tuple[bytes, bool]]] = {}
+        for key in files:
+            for depth in range(len(key)):
+                entry = (tlv.component_value(key[depth]), depth < len(key) - 1)
+                children.setdefault(key[:depth], set()).add(entry)
+        self.dirs = {key: sorted(entries) for key, entries in children.items()}
+        self.roots = sorted({key[0] for key in files})
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+
+class MappedProducer(Producer):
+    """Serves the names of a :class:`NameTable` (files below ``root``), each under itself.
+
+    Hostile names cannot reach other files: only exact names of the table are served, and the
+    file each maps to must still resolve inside ROOT when it is opened. The publisher key is
+    served under every root: ``<root>/32=key/<key id>``, the KeyLocator of the metadata of the
+    names below that root.
+    """
+
+    def __init__(self, root: str, table: NameTable, **kwargs: Any) -> None:
+        super().__init__(root, [], **kwargs)
+        self.table = table
+
+    def update(self, table: NameTable) -> None:
+        """Serve ``table`` from now on (any thread); new roots get registered."""
+        old_roots = self.table.roots
+        self.table = table
+        if table.roots != old_roots:
+            self.registrations_changed = True
+
+    def registrations(self) -> list[list[bytes]]:
+        return [[root] for root in self.table.roots]
+
+    def resolve(self, path_comps: list[bytes]) -> tuple[bytes, os.stat_result]:
+        plain_parts(path_comps)  # the same refusals as a directory tree, before any lookup
+        key = tuple(path_comps)
+        table = self.table
+        path = table.files.get(key)
+        if path is not None:
+            real, st = self._inside(path)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotServed("not a regular file")
+            if table.sizes.get(key, st.st_size) != st.st_size:
+                raise NotServed("the file changed since it was published")
+            return real, st
+        if key in table.dirs and key:
+            fields = (stat.S_IFDIR | 0o555, 0, 0, 1, 0, 0, 0, 0, table.version // 10**9, 0)
+            return _VIRTUAL + b"".join(key), os.stat_result(fields, {"st_mtime_ns": table.version})
+        raise NotServed("not found")
+
+    def _list(self, directory: bytes) -> list[tuple[bytes, bool]]:
+        if not directory.startswith(_VIRTUAL):
+            raise NotServed("not a directory")
+        key = tuple(tlv.split_components(directory[len(_VIRTUAL) :]))
+        return list(self.table.dirs.get(key, []))
+
+    def _dispatch(self, interest: tlv.InterestPacket, rel: list[bytes]) -> bytes | None:
+        if len(rel) == 3 and rel[1] == KEY_KEYWORD:
+            if self.key is None or rel[0] not in self.table.roots:
+                raise NotServed("no such key")
+            if rel[2] != tlv.generic(self.key.key_id):
+                raise NotServed("no such key")
+            meta = tlv.meta_info(tlv.CT_KEY, KEY_FRESHNESS_MS)
+            return self._sign(interest.name_value, meta, self.key.public)
+        return super()._dispatch(interest, rel)
+
+    def _sign(self, name: bytes, meta: bytes, content: bytes) -> bytes:
+        if self.key is None:
+            return tlv.data_digest(name, meta, content)
+        root = tlv.split_components(name)[0]
+        key_name = root + KEY_KEYWORD + tlv.generic(self.key.key_id)
+        info = tlv.signature_info(tlv.SIG_ED25519, key_name)
+        return tlv.signed_data(name, meta, content, info, self.key.sign)

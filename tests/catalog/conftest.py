@@ -8,6 +8,7 @@ back (publishing code commits to a SAVEPOINT), and the app is driven in-process 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from ndnsci.catalog.config import Settings
 from ndnsci.catalog.database import get_db, make_engine
+from ndnsci.catalog.facetindex import FacetIndex
 from ndnsci.catalog.main import create_app
 from ndnsci.catalog.migrate import upgrade
 from ndnsci.catalog.tokens import create_token
@@ -115,6 +117,8 @@ class Client:
 def app(engine: Engine, session: Session) -> Any:
     app = create_app(Settings(db=str(engine.url), max_publish_records=1000), engine=engine)
     app.dependency_overrides[get_db] = lambda: session
+    # the test's data is uncommitted: the facet index must read it through the same connection
+    app.state.index = FacetIndex(lambda: contextlib.nullcontext(session.connection()))
     return app
 
 

@@ -26,6 +26,7 @@ from ndnsci.catalog.config import Settings
 from ndnsci.catalog.database import make_engine
 from ndnsci.catalog.main import create_app
 from ndnsci.cli import main
+from ndnsci.cli.publish import RECORDS_BATCH
 from ndnsci.translators import translate
 
 from . import consistency
@@ -162,18 +163,25 @@ def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db
     template = json.loads(_translations(1)[0])
     records = tmp_path / "records.jsonl"
     with records.open("w") as f:
-        for i in range(60_000):
+        for i in range(150_000):
             f.write(json.dumps({**template, "name": f"/CMIP5/bulk/{i // 100}/{i}.nc"}) + "\n")
     process = subprocess.Popen(
         [str(NDNSCI), "publish", "--records", str(records), "--db", fresh_db_url],
         stderr=subprocess.DEVNULL,
     )
-    time.sleep(3)
+    engine = make_engine(fresh_db_url)
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:  # kill after the first batch
+        with engine.connect() as conn:
+            if conn.exec_driver_sql("SELECT files FROM catalog_state").scalar():
+                break
+        time.sleep(0.02)
+    engine.dispose()
     process.send_signal(signal.SIGKILL)
     process.wait()
     published = check_db()
-    assert published % 5000 == 0  # whole batches only
-    assert published < 60_000, "the load finished before the kill; make the file bigger"
+    assert published % RECORDS_BATCH == 0  # whole batches only
+    assert 0 < published < 150_000, "the load finished before the kill; make the file bigger"
 
 
 def test_token_create_prints_a_working_token(fresh_db_url, capsys, catalog_client):

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
-from fastapi import APIRouter
+import numpy as np
+from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -15,12 +16,21 @@ from sqlalchemy.orm import Session
 from ....translators.names import split_name
 from ...database import SessionDep
 from ...errors import CatalogError, NotFoundError
+from ...facetindex import FacetIndex, Ints, Stale
 from ...ingest import chunks, retract
 from ...models import File, FileHistory, table
-from ...query import Search, normalize_prefix, parse_params, time_bound
+from ...query import (
+    Search,
+    SearchParams,
+    manifest_rows,
+    normalize_prefix,
+    parse_params,
+    time_bound,
+)
 from ...records import RecordError, normalize_name
 from ...schemas import FileRecord, ManifestRequest, RetractResponse
 from ..deps import TokenDep, errors
+from .search import ATTEMPTS
 
 router = APIRouter(tags=["files"])
 
@@ -96,16 +106,18 @@ def retract_file(name: str, session: SessionDep, _token: TokenDep) -> RetractRes
     },
     response_class=StreamingResponse,
 )
-def create_manifest(body: ManifestRequest, session: SessionDep) -> StreamingResponse:
+def create_manifest(
+    body: ManifestRequest, session: SessionDep, request: Request
+) -> StreamingResponse:
     """A JSON-lines manifest for bulk download; ``path`` is the relative DRS path of the file."""
     if body.search is not None:
-        lines = _search_lines(session, body.search)
+        lines = _search_lines(session, request.app.state.index, body.search)
     else:
         lines = _name_lines(session, body.names or [])
     return StreamingResponse(lines, media_type="application/x-ndjson")
 
 
-def _search_lines(session: Session, query: str) -> Iterator[str]:
+def _search_lines(session: Session, index: FacetIndex, query: str) -> Iterator[str]:
     items = parse_qsl(query, keep_blank_values=False)
     typed = dict(items)
     params = parse_params(
@@ -117,8 +129,26 @@ def _search_lines(session: Session, query: str) -> Iterator[str]:
         end=time_bound(typed.get("end"), upper=True, label="end"),
         schemes=[v for k, v in items if k == "scheme"],
     )
-    found = Search(session, params)  # errors surface here, before the 200 starts streaming
-    return (_line(row) for row in found.names())
+    # errors surface here, before the 200 starts streaming; the ids are taken in one go (a few
+    # MB for a million files) and the rows read page by page while streaming
+    ids = _matching_ids(index, session, params)
+    return (_line(row) for row in manifest_rows(session, ids))
+
+
+def _matching_ids(index: FacetIndex, session: Session, params: SearchParams) -> Ints:
+    for _ in range(ATTEMPTS):
+        try:
+            with index.reading():
+                return Search(session, params, index).ordered_ids()
+        except Stale as stale:
+            session.rollback()  # end the read transaction: the next attempt sees the new rows
+            if stale.rerank:
+                index.rerank()
+    with index.reading():  # still moving: the order as it is (unranked names last)
+        found = Search(session, params, index, strict=False)
+        selected = np.flatnonzero(found.selection)
+        rank = np.where(index.rank[selected] < 0, len(index.rank), index.rank[selected])
+        return selected[np.argsort(rank, kind="stable")]
 
 
 def _name_lines(session: Session, names: list[str]) -> Iterator[str]:

@@ -5,14 +5,26 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from sqlalchemy.orm import Session
 
 from ...database import SessionDep
-from ...query import MAX_LIMIT, Search, Sort, normalize_prefix, parse_params, time_bound
+from ...facetindex import FacetIndex, Stale
+from ...query import (
+    MAX_LIMIT,
+    Search,
+    SearchParams,
+    Sort,
+    normalize_prefix,
+    parse_params,
+    time_bound,
+)
 from ...schemas import AutocompleteResponse, SearchResponse, TreeResponse
 from ...tree import autocomplete, browse
 from ..deps import errors
 
 router = APIRouter(tags=["search"])
+#: searches that find the database ahead of the index sync and run again, at most this often
+ATTEMPTS = 3
 
 FACET_HELP = (
     "Facet filters are further query parameters named after facets: `model=HadCM3&model=CanESM2` "
@@ -59,16 +71,29 @@ def search(
         count_facets=None if facets is None else [k for k in facets.split(",") if k],
         facet_limit=facet_limit,
     )
-    found = Search(session, params)
-    return SearchResponse.model_validate(
-        {
-            "total": found.total(),
-            "limit": limit,
-            "offset": offset,
-            "results": found.results() if limit else [],
-            "facets": found.facet_counts(),
-        }
-    )
+    return answer(request.app.state.index, session, params)
+
+
+def answer(index: FacetIndex, session: Session, params: SearchParams) -> SearchResponse:
+    """Search with the index synced to the database, again if the database moved meanwhile."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            with index.reading():
+                found = Search(session, params, index, strict=attempt < ATTEMPTS)
+                return SearchResponse.model_validate(
+                    {
+                        "total": found.total(),
+                        "limit": params.limit,
+                        "offset": params.offset,
+                        "results": found.results() if params.limit else [],
+                        "facets": found.facet_counts(),
+                    }
+                )
+        except Stale as stale:
+            session.rollback()  # end the read transaction: the next attempt sees the new rows
+            if stale.rerank:
+                index.rerank()
+    raise AssertionError("unreachable: the last attempt does not raise Stale")
 
 
 @router.get(

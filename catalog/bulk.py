@@ -1,0 +1,257 @@
+"""Raw DBAPI writes for publishing: the bulk path under :mod:`ndnsci.catalog.ingest`.
+
+A batch of thousands of records must cost tens of microseconds per record, so rows are plain
+tuples prepared in Python and written through the driver in the caller's transaction:
+``executemany`` on SQLite (in-process, so per-row statements are cheap), ``COPY`` and set-based
+statements on PostgreSQL (one round trip per table instead of one per row). SQLAlchemy's
+compiled statements cost more per row than the database does, and are kept for everything else.
+
+Statements are constants; every value is a bound parameter or a COPY row, never SQL text.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection
+
+#: the columns of ``files`` a publish writes, in this order
+FILE_COLUMNS = (
+    "id", "name", "scheme", "filename", "size", "sha256", "mtime", "version", "time_start",
+    "time_end", "facets", "packed", "corrections", "metadata", "seq", "published_at",
+)  # fmt: skip
+JSON_COLUMNS = ("facets", "corrections", "metadata")
+CHANGE_COLUMNS = ("seq", "op", "name", "version", "at", "file_id")
+HISTORY_COLUMNS = ("name", "version", "record", "seq", "replaced_at")
+TREE_COLUMNS = ("path", "parent", "component", "files", "leaves")
+CHUNK = 500
+#: SQLite page cache of a publishing connection (KiB): the name index of a million files
+#: (~150 MB) stays cached, instead of being re-read from the OS for each batch's random names
+PUBLISH_CACHE_KIB = 262_144
+#: checkpoint the WAL of a publishing connection every ~256 MB instead of every 4 MB: a page
+#: rewritten by several batches is copied to the database once, and fsync runs far less often
+PUBLISH_CHECKPOINT_PAGES = 65_536
+
+
+# ``files.packed``: what the facet index loads of a file besides its scheme, in one short column
+# (two Python objects per row instead of seven: that is most of the load time), little-endian:
+# id, seq, size, time_start and time_end (int64; times as YYYYMMDDhhmmss, NULLs as the
+# sentinels below), then the ids of the file's facet values (int32)
+NO_SIZE = -1
+#: a missing time never overlaps: no start is after every end, no end before every start
+NO_START = 2**63 - 1
+NO_END = -(2**63)
+HEAD = struct.Struct("<qqqqq")
+
+
+def time_code(value: str) -> int:
+    """``'1850-01-16T12:00:00'`` (normalised, fixed width) -> ``18500116120000``."""
+    return int(value[0:4] + value[5:7] + value[8:10] + value[11:13] + value[14:16] + value[17:19])
+
+
+def pack(
+    file_id: int,
+    seq: int,
+    *,
+    size: int | None,
+    start: str | None,
+    end: str | None,
+    ids: Sequence[int],
+) -> bytes:
+    head = HEAD.pack(
+        file_id,
+        seq,
+        NO_SIZE if size is None else size,
+        NO_START if start is None else time_code(start),
+        NO_END if end is None else time_code(end),
+    )
+    return head + struct.pack(f"<{len(ids)}i", *ids)
+
+
+def unpack_ids(packed: bytes | memoryview | None) -> list[int]:
+    """The facet value ids of a ``files.packed`` column."""
+    body = bytes(packed or b"")[HEAD.size :]
+    return list(struct.unpack(f"<{len(body) // 4}i", body))
+
+
+def dump_json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def load_json(value: Any) -> Any:
+    """A JSON column as the driver returns it (text on SQLite; text or parsed on PostgreSQL)."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def writer(connection: Connection) -> Writer:
+    if connection.dialect.name == "sqlite":
+        return Writer(connection)
+    return PostgresWriter(connection)
+
+
+class Writer:
+    """SQLite: ``executemany`` with ``?`` parameters; also the base for PostgreSQL."""
+
+    mark = "?"
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        if connection.dialect.name == "sqlite":
+            connection.exec_driver_sql(f"PRAGMA cache_size = -{PUBLISH_CACHE_KIB}")
+            connection.exec_driver_sql(f"PRAGMA wal_autocheckpoint = {PUBLISH_CHECKPOINT_PAGES}")
+
+    def sql(self, statement: str) -> str:
+        return statement.replace("?", self.mark)
+
+    def many(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.connection.exec_driver_sql(self.sql(statement), list(rows))
+
+    def all(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+        return list(self.connection.exec_driver_sql(self.sql(statement), tuple(params)).all())
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def existing(self, names: list[str]) -> dict[str, dict[str, Any]]:
+        """The current rows of those of ``names`` that are published."""
+        select = ", ".join(FILE_COLUMNS)
+        found: dict[str, dict[str, Any]] = {}
+        for rows in self._in_list(f"SELECT {select} FROM files WHERE name", names):
+            for row in rows:
+                record = dict(zip(FILE_COLUMNS, row, strict=True))
+                for column in JSON_COLUMNS:
+                    record[column] = load_json(record[column])
+                found[record["name"]] = record
+        return found
+
+    def value_ids(self, key: str, values: list[str]) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        sql = "SELECT value, id FROM facet_values WHERE key = ? AND value"
+        for rows in self._in_list(sql, values, key):
+            ids.update(rows)
+        return ids
+
+    def _in_list(self, select: str, items: list[str], *first: Any) -> Iterable[list[Any]]:
+        """Rows of ``select`` (ending in a column) whose column is one of ``items``."""
+        # one JSON array parameter: one statement per batch whatever its size
+        yield self.all(select + " IN (SELECT value FROM json_each(?))", (*first, json.dumps(items)))
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def insert_values(self, rows: list[tuple[str, str]]) -> None:
+        self.many("INSERT INTO facet_values (key, value) VALUES (?, ?)", rows)
+
+    def insert_files(self, rows: list[tuple[Any, ...]]) -> None:
+        self._insert("files", FILE_COLUMNS, rows)
+
+    def update_files(self, rows: list[tuple[Any, ...]]) -> None:
+        """Replace whole rows by id (``rows`` as for :meth:`insert_files`)."""
+        columns = [c for c in FILE_COLUMNS if c not in ("id", "name")]
+        assignments = ", ".join(f"{c} = ?" for c in columns)
+        self.many(
+            f"UPDATE files SET {assignments} WHERE id = ?",
+            [(*row[2:], row[0]) for row in rows],
+        )
+
+    def delete_file(self, file_id: int) -> None:
+        self.many("DELETE FROM files WHERE id = ?", [(file_id,)])
+
+    def insert_changes(self, rows: list[tuple[Any, ...]]) -> None:
+        self._insert("changes", CHANGE_COLUMNS, rows)
+
+    def insert_history(self, rows: list[tuple[Any, ...]]) -> None:
+        self._insert("file_history", HISTORY_COLUMNS, rows)
+
+    def insert_fulltext(self, docs: list[tuple[int, str]]) -> None:
+        self.many("INSERT INTO files_fts (rowid, doc) VALUES (?, ?)", docs)
+
+    def delete_fulltext(self, ids: list[int]) -> None:
+        self.many("DELETE FROM files_fts WHERE rowid = ?", [(i,) for i in ids])
+
+    def add_tree_counts(self, rows: list[tuple[str, str, str, int, int]]) -> None:
+        """Add (files, leaves) to each path, creating nodes; drop the nodes left empty."""
+        self.many(
+            "INSERT INTO tree_nodes (path, parent, component, files, leaves) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (parent, component) DO UPDATE SET "
+            "files = tree_nodes.files + excluded.files, "
+            "leaves = tree_nodes.leaves + excluded.leaves",
+            rows,
+        )
+        emptied = [(r[1], r[2]) for r in rows if r[3] < 0]
+        self.many(
+            "DELETE FROM tree_nodes WHERE parent = ? AND component = ? AND files <= 0", emptied
+        )
+
+    def _insert(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+        marks = ", ".join("?" for _ in columns)
+        self.many(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+class PostgresWriter(Writer):
+    """PostgreSQL: COPY for the big inserts, set-based statements fed by COPY for the rest."""
+
+    mark = "%s"
+
+    def __init__(self, connection: Connection) -> None:
+        super().__init__(connection)
+        self.raw: Any = connection.connection.driver_connection
+        self._temp = False
+
+    def _in_list(self, select: str, items: list[str], *first: Any) -> Iterable[list[Any]]:
+        for start in range(0, len(items), 10_000):
+            yield self.all(select + " = ANY(?)", (*first, items[start : start + 10_000]))
+
+    def _copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        with (
+            self.raw.cursor() as cursor,
+            cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+
+    def _insert(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+        if rows:
+            self._copy(table, columns, rows)
+
+    def insert_fulltext(self, docs: list[tuple[int, str]]) -> None:
+        from .fulltext import pg_vector
+
+        if docs:
+            self._copy("files_fts", ("file_id", "doc"), ((i, pg_vector(d)) for i, d in docs))
+
+    def delete_fulltext(self, ids: list[int]) -> None:
+        self.many("DELETE FROM files_fts WHERE file_id = ANY(?)", [(ids,)] if ids else [])
+
+    def _temp_tables(self) -> None:
+        """Per-connection scratch tables, emptied at every commit."""
+        if self._temp:
+            return
+        for statement in (
+            'CREATE TEMP TABLE IF NOT EXISTS tmp_tree (path TEXT COLLATE "C", '
+            'parent TEXT COLLATE "C", component TEXT COLLATE "C", files BIGINT, '
+            "leaves BIGINT) ON COMMIT DELETE ROWS",
+        ):
+            self.connection.exec_driver_sql(statement)
+        self._temp = True
+
+    def add_tree_counts(self, rows: list[tuple[str, str, str, int, int]]) -> None:
+        if not rows:
+            return
+        self._temp_tables()
+        self._copy("tmp_tree", TREE_COLUMNS, rows)
+        self.connection.exec_driver_sql(
+            "INSERT INTO tree_nodes (path, parent, component, files, leaves) "
+            "SELECT path, parent, component, files, leaves FROM tmp_tree "
+            "ORDER BY parent, component ON CONFLICT (parent, component) DO UPDATE SET "
+            "files = tree_nodes.files + excluded.files, "
+            "leaves = tree_nodes.leaves + excluded.leaves"
+        )
+        self.connection.exec_driver_sql(
+            "DELETE FROM tree_nodes n USING tmp_tree t "
+            "WHERE n.parent = t.parent AND n.component = t.component AND t.files < 0 "
+            "AND n.files <= 0"
+        )
+        self.connection.exec_driver_sql("TRUNCATE tmp_tree")

@@ -1,0 +1,856 @@
+"""The catalog's REST API from Python: :class:`Catalog`, :class:`AsyncCatalog` and typed results.
+
+Requests and answers are built and read by plain functions shared by the synchronous and the
+asynchronous client, so both behave the same; httpx is imported when a client is created, not
+by ``import ndnsci``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import Sequence as AbcSequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+from urllib.parse import quote, urlencode
+
+from .errors import (
+    CatalogError,
+    CatalogUnavailableError,
+    NotInCatalogError,
+    QueryError,
+    UnknownFacetError,
+    missing,
+)
+
+if TYPE_CHECKING:
+    import httpx
+    import pandas
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+ENV_URL = "NDNSCI_CATALOG"
+API = "/api/v1/"
+PAGE_SIZE = 500  # the server's limit is 1000; 500 rows are ~0.5 MB of JSON
+FacetValue = str | AbcSequence[str]
+FIXED_COLUMNS = ("name", "filename", "scheme", "size", "sha256", "time_start", "time_end")
+
+
+def catalog_url(url: str | None = None) -> str:
+    """The catalog's base URL: ``url``, else ``$NDNSCI_CATALOG``, else http://127.0.0.1:8000.
+
+    A trailing ``/api/v1`` is accepted and dropped, so the portal's and the API's URL both work.
+
+    >>> catalog_url("http://example.org:8000/api/v1/")
+    'http://example.org:8000'
+    """
+    base = (url or os.environ.get(ENV_URL) or DEFAULT_URL).strip().rstrip("/")
+    return base.removesuffix("/api/v1")
+
+
+# --- typed results -------------------------------------------------------------------------------
+
+
+def relative_path(name: str) -> str:
+    """The DRS path of a name below a download directory: its components joined by ``/``.
+
+    Refuses names that could escape the directory (``..``, ``.``, empty or separator-bearing
+    components), as the catalog refuses them at publish time.
+
+    >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
+    'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
+    """
+    from .translators.names import split_name
+
+    try:
+        parts = split_name(name)
+    except ValueError as exc:
+        raise QueryError(f"{name!r} is not a valid NDN name: {exc}") from exc
+    if not parts or any(p in ("", ".", "..") or "/" in p or "\\" in p or "\0" in p for p in parts):
+        raise QueryError(f"{name!r} has a component that is not a plain file name")
+    return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class File:
+    """One published file, as a search returns it.
+
+    ``facets`` holds the scheme's facets (``model``, ``experiment``, ``variable`` for CMIP5;
+    ``era``, ``primary_dataset``, ``tier`` for CMS, ...); ``name`` is what to fetch.
+    """
+
+    name: str
+    scheme: str
+    filename: str | None = None
+    size: int | None = None
+    sha256: str | None = None
+    facets: Mapping[str, str | None] = field(default_factory=dict)
+    time_start: str | None = None
+    time_end: str | None = None
+
+    @property
+    def path(self) -> str:
+        """Where the file goes below a download directory in the DRS layout."""
+        return relative_path(self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "facets": dict(self.facets)}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> File:
+        return cls(**_common_fields(obj))
+
+
+@dataclass(frozen=True)
+class FileRecord(File):
+    """A file's full record (:meth:`Catalog.get`): metadata, corrections, versions."""
+
+    mtime: float | None = None
+    version: str | None = None
+    corrections: list[dict[str, str]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+    published_at: str | None = None
+    seq: int | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> FileRecord:
+        return cls(
+            **_common_fields(obj),
+            mtime=obj.get("mtime"),
+            version=obj.get("version"),
+            corrections=list(obj.get("corrections") or []),
+            metadata=obj.get("metadata"),
+            published_at=obj.get("published_at"),
+            seq=obj.get("seq"),
+            history=list(obj.get("history") or []),
+        )
+
+
+def _common_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "name": obj["name"],
+        "scheme": obj.get("scheme") or "",
+        "filename": obj.get("filename"),
+        "size": obj.get("size"),
+        "sha256": obj.get("sha256"),
+        "facets": dict(obj.get("facets") or {}),
+        "time_start": obj.get("time_start"),
+        "time_end": obj.get("time_end"),
+    }
+
+
+@dataclass(frozen=True)
+class Node:
+    """A name component of the catalog's tree (:meth:`Catalog.autocomplete`)."""
+
+    component: str
+    name: str
+    count: int
+    leaf: bool
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One line of a manifest: a file to fetch and where it goes (``path``, relative)."""
+
+    name: str
+    path: str
+    size: int | None = None
+    sha256: str | None = None
+    filename: str | None = None
+
+
+# --- queries -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    """A search, as the catalog's query parameters (facet filters are ANDed across facets)."""
+
+    params: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def build(
+        cls,
+        facets: Mapping[str, FacetValue | None],
+        *,
+        q: str | None = None,
+        prefix: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        scheme: FacetValue | None = None,
+        exclude: Mapping[str, FacetValue] | None = None,
+        sort: str | None = None,
+    ) -> Query:
+        params: list[tuple[str, str]] = []
+        for key, text in (("q", q), ("prefix", prefix), ("start", start), ("end", end)):
+            if text:
+                params.append((key, str(text)))
+        params += [("scheme", v) for v in _values(scheme)]
+        if sort:
+            params.append(("sort", sort))
+        for key, wanted in facets.items():
+            params += [(key, v) for v in _values(wanted)]
+        for key, unwanted in (exclude or {}).items():
+            params += [(f"{key}!", v) for v in _values(unwanted)]
+        return cls(tuple(params))
+
+    @classmethod
+    def parse(cls, text: str) -> Query:
+        """``'model=HadCM3 variable=tas'`` (the command line's form) or a URL query string.
+
+        >>> Query.parse("model=HadCM3 variable=tas,pr").params
+        (('model', 'HadCM3'), ('variable', 'tas'), ('variable', 'pr'))
+        """
+        from urllib.parse import parse_qsl
+
+        if "&" in text or (" " not in text.strip() and "%" in text):
+            return cls(tuple(parse_qsl(text.strip(), keep_blank_values=False)))
+        params: list[tuple[str, str]] = []
+        for word in text.split():
+            key, sep, value = word.partition("=")
+            if not sep or not key.rstrip("!") or not value:
+                raise QueryError(f"{word!r} is not facet=value (e.g. model=HadCM3)")
+            params += [(key, v) for v in value.split(",") if v]
+        return cls(tuple(params))
+
+    def to_string(self) -> str:
+        """The URL query string (what POST /manifests takes as ``search``)."""
+        return urlencode(self.params)
+
+    def __str__(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.params) or "(everything)"
+
+
+def _values(value: FacetValue | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def _page_params(query: Query, offset: int, limit: int, count_facets: bool) -> list[Any]:
+    params: list[tuple[str, Any]] = [*query.params, ("limit", limit), ("offset", offset)]
+    if not count_facets:
+        params.append(("facets", ""))  # the facet counts are read once, with the first page
+    return params
+
+
+# --- answers -------------------------------------------------------------------------------------
+
+
+def _check(response: httpx.Response, base: str) -> Any:
+    """The JSON of a successful answer; a CatalogError saying what went wrong otherwise."""
+    body: Any = None
+    try:
+        body = response.json()
+    except ValueError:
+        if response.is_success:
+            raise CatalogUnavailableError(
+                f"{base} answered {response.request.url} with something that is not JSON: is it "
+                f"an ndnsci catalog? (set --catalog or {ENV_URL})",
+                url=base,
+                status=response.status_code,
+            ) from None
+    if response.is_success:
+        return body
+    raise _error(response.status_code, body, response.text, base)
+
+
+def _error(status: int, body: Any, text: str, base: str) -> CatalogError:
+    detail = body.get("detail") if isinstance(body, dict) else None
+    message = str(detail or text[:300] or f"HTTP {status}")
+    kwargs: dict[str, Any] = {"url": base, "status": status, "detail": body}
+    if status == 400 and isinstance(body, dict) and body.get("valid_facets") is not None:
+        return UnknownFacetError(message, valid_facets=list(body["valid_facets"]), **kwargs)
+    if status in (400, 422):
+        return QueryError(message, **kwargs)
+    if status == 404:
+        return NotInCatalogError(message, **kwargs)
+    return CatalogError(f"the catalog at {base} answered {status}: {message}", **kwargs)
+
+
+def _unavailable(exc: Exception, base: str) -> CatalogUnavailableError:
+    return CatalogUnavailableError(
+        f"no catalog answers at {base} ({type(exc).__name__}: {exc or 'no answer'}); start one "
+        f"with `ndnsci up`, or point --catalog / {ENV_URL} at a running catalog",
+        url=base,
+    )
+
+
+def _manifest_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:
+    """A manifest entry, or ``(name, reason)`` for a name the catalog could not resolve."""
+    from ._manifest import parse_line
+
+    return parse_line(line, number)
+
+
+# --- the synchronous client ----------------------------------------------------------------------
+
+
+class Catalog:
+    """A client of an ndnsci catalog (``ndnsci catalog serve`` or ``ndnsci up``).
+
+    ``url`` defaults to ``$NDNSCI_CATALOG``, else http://127.0.0.1:8000. Use it as a context
+    manager, or call :meth:`close`, to release its connections.
+
+    Example::
+
+        >>> cat = ndnsci.Catalog("http://127.0.0.1:8000")
+        >>> found = cat.search(model="HadCM3", variable="tas", experiment="historical")
+        >>> len(found), found[0].name
+        (2, '/CMIP5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/...')
+        >>> cat.facets("model")["model"]
+        {'CanESM2': 8, 'HadCM3': 9, 'MIROC5': 6}
+
+    Raises:
+        CatalogUnavailableError: (on the first request) nothing answers at ``url``.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        timeout: float = 30.0,
+        page_size: int = PAGE_SIZE,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError as exc:
+            raise missing("httpx", "sdk", "the catalog client") from exc
+        self.url = catalog_url(url)
+        self.page_size = max(1, min(page_size, 1000))
+        self._http = httpx.Client(
+            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
+        )
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.url!r})"
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        import httpx
+
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        return _check(response, self.url)
+
+    # searching ----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        q: str | None = None,
+        *,
+        prefix: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        scheme: FacetValue | None = None,
+        exclude: Mapping[str, FacetValue] | None = None,
+        sort: str | None = None,
+        **facets: FacetValue | None,
+    ) -> SearchResults:
+        """Files matching every filter, as a lazily paged :class:`SearchResults`.
+
+        Facets are keyword arguments; a list means any of the values (``model=["HadCM3",
+        "CanESM2"]``); ``exclude`` drops values; ``q`` is free text; ``prefix`` an NDN name
+        prefix; ``start``/``end`` keep files whose time coverage overlaps (``"1990"``,
+        ``"2005-12"``). Nothing is asked until the results are used, then one page at a time.
+
+        Example::
+
+            >>> found = cat.search(model="HadCM3", variable=["tas", "pr"], start="2000")
+            >>> len(found)
+            6
+            >>> [f.facets["variable"] for f in found]
+            ['pr', 'pr', 'pr', 'tas', 'tas', 'tas']
+
+        Raises:
+            UnknownFacetError: a facet the catalog does not know (``.valid_facets`` lists them).
+            QueryError: another malformed parameter (a bad time bound, prefix or sort).
+            CatalogUnavailableError: nothing answers at the catalog's URL.
+        """
+        query = Query.build(
+            facets, q=q, prefix=prefix, start=start, end=end, scheme=scheme, exclude=exclude,
+            sort=sort,
+        )  # fmt: skip
+        return SearchResults(self, query)
+
+    def query(self, query: Query | str) -> SearchResults:
+        """Like :meth:`search`, from a :class:`Query` or ``'model=HadCM3 variable=tas'``."""
+        return SearchResults(self, query if isinstance(query, Query) else Query.parse(query))
+
+    def _page(self, query: Query, offset: int, limit: int, count_facets: bool) -> Any:
+        params = _page_params(query, offset, limit, count_facets)
+        return self._request("GET", "search", params=params)
+
+    def facets(
+        self, *keys: str, limit: int = 100, **filters: FacetValue | None
+    ) -> dict[str, dict[str, int]]:
+        """Value counts of facets (all of them, or ``keys``) among files matching ``filters``.
+
+        The counts of a facet ignore that facet's own filter (as ESGF's do), so they show what
+        another choice would give.
+
+        Example::
+
+            >>> cat.facets("experiment", model="HadCM3")
+            {'experiment': {'historical': 6, 'rcp45': 3}}
+
+        Raises:
+            UnknownFacetError: a filter or a key names a facet the catalog does not know.
+            CatalogUnavailableError: nothing answers at the catalog's URL.
+        """
+        params: list[tuple[str, Any]] = [*Query.build(filters).params, ("limit", 0)]
+        params.append(("facet_limit", limit))
+        if keys:
+            params.append(("facets", ",".join(keys)))
+        answer = self._request("GET", "search", params=params)
+        counts: dict[str, dict[str, int]] = answer["facets"]
+        return counts
+
+    def get(self, name: str) -> FileRecord:
+        """The full record of the file ``name``: facets, corrections, header metadata.
+
+        Raises:
+            NotInCatalogError: no published file has this name.
+            QueryError: ``name`` is not a valid NDN name.
+        """
+        return FileRecord.from_json(self._request("GET", _file_path(name)))
+
+    def autocomplete(self, prefix: str = "/", limit: int = 50) -> list[Node]:
+        """The next name components under ``prefix`` (which may end inside a component).
+
+        Example::
+
+            >>> [n.component for n in cat.autocomplete("/CMIP5/output1/MO")]
+            ['MOHC']
+        """
+        answer = self._request("GET", "autocomplete", params={"prefix": prefix, "limit": limit})
+        return [Node(**n) for n in answer["completions"]]
+
+    def browse(self, path: str = "/", limit: int = 100, offset: int = 0) -> list[Node]:
+        """One level of the name tree under ``path``: directories first, then files.
+
+        Raises:
+            NotInCatalogError: no name starts with ``path``.
+        """
+        params = {"path": path, "limit": limit, "offset": offset}
+        return [Node(**n) for n in self._request("GET", "tree", params=params)["children"]]
+
+    def stats(self) -> dict[str, Any]:
+        """Totals: files, bytes, name roots, facets."""
+        answer: dict[str, Any] = self._request("GET", "stats")
+        return answer
+
+    def health(self) -> dict[str, Any]:
+        answer: dict[str, Any] = self._request("GET", "health")
+        return answer
+
+    # manifests and exports ----------------------------------------------------------------------
+
+    def manifest(
+        self, what: SearchResults | Query | str | Iterable[str]
+    ) -> list[ManifestEntry | tuple[str, str]]:
+        """What to fetch for a search (or a list of names), in one request.
+
+        Returns a :class:`ManifestEntry` per file; for a name the catalog does not hold,
+        ``(name, reason)`` instead, so a caller can report it and go on.
+
+        Raises:
+            QueryError, UnknownFacetError: the search is refused.
+        """
+        import httpx
+
+        body = _manifest_body(what)
+        entries: list[ManifestEntry | tuple[str, str]] = []
+        try:
+            with self._http.stream("POST", "manifests", json=body) as response:
+                if not response.is_success:
+                    response.read()
+                    _check(response, self.url)
+                for number, line in enumerate(response.iter_lines(), start=1):
+                    if line.strip():
+                        entries.append(_manifest_line(line, number))
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        return entries
+
+    def to_intake_esm(
+        self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
+    ) -> Any:
+        """The catalog (one scheme's files) as an intake-esm ``esm_datastore``.
+
+        With ``local`` (NDN name -> local path, e.g. ``FetchReport.local``), only those files
+        are kept and their local paths become the assets, so ``to_dataset_dict()`` opens them.
+
+        Open its datasets one at a time (``esm[key].to_dask()``, with ``ITK_ESM_THREADING=False``
+        for what ``esm.search()`` returns): intake-esm opens files in threads otherwise, which the
+        HDF5 library of the netCDF4 wheels does not survive.
+
+        Example::
+
+            >>> report = ndnsci.download(cat.search(model="HadCM3"), "data")
+            >>> esm = cat.to_intake_esm("cmip5", local=report.local)
+            >>> datasets = {key: esm[key].to_dask() for key in esm.keys()}
+
+        Raises:
+            MissingDependencyError: intake-esm (or pandas) is not installed.
+        """
+        spec = self._request("GET", "export/intake-esm", params=_scheme_param(scheme))
+        text = self._text("export/intake-esm.csv", _scheme_param(scheme))
+        return _esm_datastore(spec, text, local)
+
+    def _text(self, path: str, params: Mapping[str, str]) -> str:
+        import httpx
+
+        try:
+            response = self._http.get(path, params=params)
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        if not response.is_success:
+            _check(response, self.url)
+        return response.text
+
+
+def _file_path(name: str) -> str:
+    return "files/" + quote(name.lstrip("/"), safe="/")
+
+
+def _scheme_param(scheme: str | None) -> dict[str, str]:
+    return {"scheme": scheme} if scheme else {}
+
+
+def _manifest_body(what: SearchResults | AsyncSearchResults | Query | str | Iterable[str]) -> Any:
+    if isinstance(what, SearchResults | AsyncSearchResults):
+        return {"search": what.query.to_string()}
+    if isinstance(what, Query):
+        return {"search": what.to_string()}
+    if isinstance(what, str):
+        return {"search": Query.parse(what).to_string()}
+    return {"names": list(what)}
+
+
+def _esm_datastore(spec: dict[str, Any], text: str, local: Mapping[str, str] | None) -> Any:
+    import io
+
+    try:
+        import intake_esm
+        import pandas
+    except ImportError as exc:
+        raise missing("intake-esm", "intake", "to_intake_esm()") from exc
+    frame = pandas.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    frame = frame.replace("", None)
+    if local is not None:
+        frame = frame[frame["name"].isin(list(local))].copy()
+        frame["path"] = frame["name"].map(dict(local))
+        spec = {**spec, "assets": {**spec["assets"], "column_name": "path"}}
+        spec["attributes"] = [*spec["attributes"], {"column_name": "path", "vocabulary": ""}]
+    # the rows travel with the spec: no second download by intake-esm (and no fsspec HTTP)
+    spec = {**spec, "catalog_file": None}
+    datastore = intake_esm.esm_datastore  # type: ignore[attr-defined]
+    # threaded=False: a dataset's files are opened one by one (netCDF4's HDF5 is not
+    # thread-safe: "NetCDF: HDF error", crashes)
+    return datastore({"esmcat": spec, "df": frame}, progressbar=False, threaded=False)
+
+
+# --- result sets ---------------------------------------------------------------------------------
+
+
+class SearchResults(AbcSequence[File]):
+    """The files of a search, read from the catalog one page at a time.
+
+    A sequence: ``len(found)``, ``found[0]``, ``found[-3:]``, ``for f in found``. Pages are kept
+    once read. ``facets`` holds the value counts of the whole result set.
+
+    Example::
+
+        >>> found = cat.search(experiment="historical")
+        >>> found.facets["model"]
+        {'CanESM2': 3, 'HadCM3': 4, 'MIROC5': 3}
+        >>> df = found.to_dataframe()   # one row per file, one column per facet (pandas)
+    """
+
+    def __init__(self, catalog: Catalog, query: Query) -> None:
+        self.catalog = catalog
+        self.query = query
+        self._pages: dict[int, list[File]] = {}
+        self._first: dict[str, Any] | None = None
+
+    def _load_first(self) -> dict[str, Any]:
+        if self._first is None:
+            first = self.catalog._page(self.query, 0, self.catalog.page_size, True)
+            self._pages[0] = [File.from_json(r) for r in first["results"]]
+            self._first = first
+        return self._first
+
+    def _page(self, number: int) -> list[File]:
+        self._load_first()
+        if number not in self._pages:
+            size = self.catalog.page_size
+            answer = self.catalog._page(self.query, number * size, size, False)
+            self._pages[number] = [File.from_json(r) for r in answer["results"]]
+        return self._pages[number]
+
+    def __len__(self) -> int:
+        return int(self._load_first()["total"])
+
+    @property
+    def facets(self) -> dict[str, dict[str, int]]:
+        """Value counts per facet over the whole result set (not only the first page)."""
+        counts: dict[str, dict[str, int]] = self._load_first()["facets"]
+        return counts
+
+    @overload
+    def __getitem__(self, index: int) -> File: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[File]: ...
+
+    def __getitem__(self, index: int | slice) -> File | list[File]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        total = len(self)
+        if index < 0:
+            index += total
+        if not 0 <= index < total:
+            raise IndexError(f"result {index} of {total}")
+        page, row = divmod(index, self.catalog.page_size)
+        files = self._page(page)
+        if row >= len(files):  # the catalog shrank since the first page
+            raise IndexError(f"result {index}: the catalog changed while reading")
+        return files[row]
+
+    def __iter__(self) -> Iterator[File]:
+        total = len(self)
+        for page in range(-(-total // self.catalog.page_size)):
+            files = self._page(page)
+            yield from files
+            if len(files) < self.catalog.page_size:
+                return
+
+    def __repr__(self) -> str:
+        return f"<SearchResults {len(self)} files for {self.query}>"
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self]
+
+    def to_dataframe(self) -> pandas.DataFrame:
+        """One row per file: name, filename, scheme, size, sha256, time span, every facet.
+
+        Raises:
+            MissingDependencyError: pandas is not installed.
+        """
+        return files_to_dataframe(list(self))
+
+
+def files_to_dataframe(files: Iterable[File]) -> pandas.DataFrame:
+    try:
+        import pandas
+    except ImportError as exc:
+        raise missing("pandas", "analysis", "to_dataframe()") from exc
+    rows = [{**{k: getattr(f, k) for k in FIXED_COLUMNS}, **f.facets} for f in files]
+    return pandas.DataFrame(rows, columns=_columns(rows))
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    columns = list(FIXED_COLUMNS)
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    return columns
+
+
+# --- the asynchronous client ---------------------------------------------------------------------
+
+
+class AsyncCatalog:
+    """:class:`Catalog` for asyncio code (notebooks, services): the same methods, awaited.
+
+    Example::
+
+        >>> async with ndnsci.AsyncCatalog() as cat:
+        ...     found = await cat.search(model="HadCM3")
+        ...     async for f in found:
+        ...         print(f.name)
+
+    Raises:
+        CatalogUnavailableError: (on the first request) nothing answers at ``url``.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        timeout: float = 30.0,
+        page_size: int = PAGE_SIZE,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError as exc:
+            raise missing("httpx", "sdk", "the catalog client") from exc
+        self.url = catalog_url(url)
+        self.page_size = max(1, min(page_size, 1000))
+        self._http = httpx.AsyncClient(
+            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
+        )
+
+    def __repr__(self) -> str:
+        return f"AsyncCatalog({self.url!r})"
+
+    async def __aenter__(self) -> AsyncCatalog:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        import httpx
+
+        try:
+            response = await self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        return _check(response, self.url)
+
+    async def search(
+        self,
+        q: str | None = None,
+        *,
+        prefix: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        scheme: FacetValue | None = None,
+        exclude: Mapping[str, FacetValue] | None = None,
+        sort: str | None = None,
+        **facets: FacetValue | None,
+    ) -> AsyncSearchResults:
+        """:meth:`Catalog.search`; the first page is read at once, so ``len()`` works.
+
+        Raises:
+            UnknownFacetError, QueryError, CatalogUnavailableError: as :meth:`Catalog.search`.
+        """
+        query = Query.build(
+            facets, q=q, prefix=prefix, start=start, end=end, scheme=scheme, exclude=exclude,
+            sort=sort,
+        )  # fmt: skip
+        return await self.query(query)
+
+    async def query(self, query: Query | str) -> AsyncSearchResults:
+        query = query if isinstance(query, Query) else Query.parse(query)
+        first = await self._page(query, 0, self.page_size, True)
+        return AsyncSearchResults(self, query, first)
+
+    async def _page(self, query: Query, offset: int, limit: int, count_facets: bool) -> Any:
+        params = _page_params(query, offset, limit, count_facets)
+        return await self._request("GET", "search", params=params)
+
+    async def facets(
+        self, *keys: str, limit: int = 100, **filters: FacetValue | None
+    ) -> dict[str, dict[str, int]]:
+        """:meth:`Catalog.facets`."""
+        params: list[tuple[str, Any]] = [*Query.build(filters).params, ("limit", 0)]
+        params.append(("facet_limit", limit))
+        if keys:
+            params.append(("facets", ",".join(keys)))
+        answer = await self._request("GET", "search", params=params)
+        counts: dict[str, dict[str, int]] = answer["facets"]
+        return counts
+
+    async def get(self, name: str) -> FileRecord:
+        """:meth:`Catalog.get`."""
+        return FileRecord.from_json(await self._request("GET", _file_path(name)))
+
+    async def autocomplete(self, prefix: str = "/", limit: int = 50) -> list[Node]:
+        """:meth:`Catalog.autocomplete`."""
+        params = {"prefix": prefix, "limit": limit}
+        answer = await self._request("GET", "autocomplete", params=params)
+        return [Node(**n) for n in answer["completions"]]
+
+    async def stats(self) -> dict[str, Any]:
+        answer: dict[str, Any] = await self._request("GET", "stats")
+        return answer
+
+    async def manifest(
+        self, what: AsyncSearchResults | Query | str | Iterable[str]
+    ) -> list[ManifestEntry | tuple[str, str]]:
+        """:meth:`Catalog.manifest`."""
+        import httpx
+
+        body = _manifest_body(what)
+        entries: list[ManifestEntry | tuple[str, str]] = []
+        try:
+            async with self._http.stream("POST", "manifests", json=body) as response:
+                if not response.is_success:
+                    await response.aread()
+                    _check(response, self.url)
+                number = 0
+                async for line in response.aiter_lines():
+                    number += 1
+                    if line.strip():
+                        entries.append(_manifest_line(line, number))
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        return entries
+
+
+class AsyncSearchResults:
+    """The files of an asynchronous search: ``len()``, ``async for``, ``await .all()``."""
+
+    def __init__(self, catalog: AsyncCatalog, query: Query, first: dict[str, Any]) -> None:
+        self.catalog = catalog
+        self.query = query
+        self.total = int(first["total"])
+        self.facets: dict[str, dict[str, int]] = first["facets"]
+        self._pages: dict[int, list[File]] = {0: [File.from_json(r) for r in first["results"]]}
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __repr__(self) -> str:
+        return f"<AsyncSearchResults {self.total} files for {self.query}>"
+
+    async def page(self, number: int) -> list[File]:
+        if number not in self._pages:
+            size = self.catalog.page_size
+            answer = await self.catalog._page(self.query, number * size, size, False)
+            self._pages[number] = [File.from_json(r) for r in answer["results"]]
+        return self._pages[number]
+
+    async def __aiter__(self) -> AsyncIterator[File]:
+        for number in range(-(-self.total // self.catalog.page_size)):
+            files = await self.page(number)
+            for f in files:
+                yield f
+            if len(files) < self.catalog.page_size:
+                return
+
+    async def all(self) -> list[File]:
+        """Every file of the result set."""
+        return [f async for f in self]
+
+    async def to_dataframe(self) -> pandas.DataFrame:
+        """:meth:`SearchResults.to_dataframe`."""
+        return files_to_dataframe(await self.all())
+
+
+def dumps(files: Iterable[File]) -> Iterator[str]:
+    """JSON lines of files (``ndnsci search --json``)."""
+    for f in files:
+        yield json.dumps(f.to_dict())

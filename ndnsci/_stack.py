@@ -1,0 +1,383 @@
+"""The whole system on one machine (``ndnsci up``): forwarder, catalog, producer, published data.
+
+:class:`LocalStack` starts, in order: an NDNd forwarder, a catalog (SQLite, in the stack's
+working directory) with DIR published into it, and a producer serving DIR's files under their
+catalog names (``ndnsci serve DIR --catalog URL``). Each part is a child process with its log in
+the working directory; :meth:`LocalStack.stop` stops them in the reverse order. While it runs,
+``NDN_CLIENT_TRANSPORT`` and ``NDNSCI_CATALOG`` point at it, so ``ndnsci.Catalog()``,
+``ndnsci.fetch()`` and the command line use it without arguments.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import ForwarderError, StackError
+
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 10.0
+DEFAULT_WS_PORT = 9696
+
+
+def free_port(kind: int = socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+class LocalStack:
+    """Forwarder + catalog + producer serving ``data`` (default: a generated sample archive).
+
+    ``port`` is the catalog's (0: any free port); ``forwarder="private"`` starts a forwarder of
+    its own on a socket in the working directory, ``"shared"`` uses the one at
+    ``NDN_CLIENT_TRANSPORT`` (or the default socket), starting it there if none runs.
+
+    Example::
+
+        >>> with ndnsci.LocalStack(port=0) as stack:
+        ...     found = ndnsci.Catalog().search(model="HadCM3", variable="tas")
+        ...     paths = ndnsci.fetch(found, "data")
+
+    The parts stop with the process that started them, however it ends (Linux: they get
+    SIGTERM when the thread that called :meth:`start` exits, so call it from one that lives as
+    long as the stack, e.g. the main thread).
+
+    Raises:
+        StackError: (from :meth:`start`) a part did not start; the message says which and
+            shows the end of its log. What was started is stopped again.
+    """
+
+    def __init__(
+        self,
+        data: str | os.PathLike[str] | None = None,
+        *,
+        port: int = 8000,
+        workdir: str | os.PathLike[str] | None = None,
+        forwarder: str = "private",
+        ws_port: int | None = None,
+        big_mib: int = 32,
+        set_environment: bool = True,
+        log: IO[str] | None = None,
+    ) -> None:
+        if forwarder not in ("private", "shared"):
+            raise ValueError("forwarder must be 'private' or 'shared'")
+        self._own_workdir = workdir is None
+        # short: the forwarder's AF_UNIX socket lives here (paths are limited to ~100 bytes)
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="ndnsci-up-", dir="/tmp"))
+        self.data = Path(data) if data is not None else self.workdir / "sample"
+        self.port = port
+        self.forwarder_mode = forwarder
+        self.ws_port = ws_port
+        self.big_mib = big_mib
+        self.set_environment = set_environment
+        self.log = log
+        self.catalog_url = ""
+        self.transport = ""
+        self.files = 0
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._fw_socket: Path | None = None
+        self._child_env: dict[str, str] = {}
+        self._saved_env: dict[str, str | None] = {}
+        self._running = False
+
+    # --- starting ---------------------------------------------------------------------------
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> LocalStack:
+        """Start every part; returns once the producer serves the published files."""
+        if self._running:
+            return self
+        self._running = True
+        atexit.register(self.stop)  # a notebook kernel that dies still cleans up
+        try:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._start_forwarder()
+            self._prepare_data()
+            self._publish()
+            self._start_catalog()
+            self._start_producer()
+        except BaseException:
+            self.stop()
+            raise
+        if self.set_environment:
+            self._export(
+                {"NDN_CLIENT_TRANSPORT": self.transport, "NDNSCI_CATALOG": self.catalog_url}
+            )
+        return self
+
+    def _say(self, text: str) -> None:
+        if self.log is not None:
+            print(text, file=self.log, flush=True)
+
+    def _start_forwarder(self) -> None:
+        from .ndn import forwarder
+
+        env = {"NDNSCI_FW_UDP_PORT": str(free_port(socket.SOCK_DGRAM))}
+        if self.forwarder_mode == "shared":
+            sock = forwarder.socket_path()
+            if forwarder.is_running(sock):
+                self._say(f"forwarder: using the one running on {sock}")
+                self.ws_port = None  # its own configuration says
+                self.transport = f"unix://{sock}"
+                self._child_env["NDN_CLIENT_TRANSPORT"] = self.transport
+                return
+        else:
+            sock = self.workdir / "fw" / "nfd.sock"
+        wanted = self.ws_port or (DEFAULT_WS_PORT if self.forwarder_mode == "shared" else 0)
+        self.ws_port = wanted if wanted and not port_in_use(wanted) else free_port()
+        env["NDNSCI_FW_WS_PORT"] = str(self.ws_port)
+        self._say(f"forwarder: starting on {sock} (WebSocket 127.0.0.1:{self.ws_port})")
+        try:
+            forwarder.start(sock, extra_env=env, preexec=die_with_parent)
+        except ForwarderError as exc:
+            raise StackError(f"the forwarder did not start: {exc}") from exc
+        self._fw_socket = sock
+        self.transport = f"unix://{sock}"
+        self._child_env["NDN_CLIENT_TRANSPORT"] = self.transport
+
+    def _prepare_data(self) -> None:
+        if self.data.exists() and any(self.data.iterdir()):
+            return
+        from ._sample import make_sample
+
+        self._say(f"data: writing the sample archive to {self.data}")
+        make_sample(self.data, big_mib=self.big_mib)
+
+    def _publish(self) -> None:
+        db = self.workdir / "catalog.db"
+        db.unlink(missing_ok=True)  # a fresh catalog: exactly what DIR holds now
+        self._db_url = f"sqlite:///{db}"
+        self._say(f"catalog: publishing {self.data}")
+        proc = subprocess.run(
+            [sys.executable, "-m", "ndnsci", "publish", str(self.data), "--db", self._db_url,
+             "--force", "--jobs", str(min(4, os.cpu_count() or 1))],
+            capture_output=True, text=True, env=self._env(XDG_STATE_HOME=str(self.workdir / "s")),
+            timeout=600, check=False,
+        )  # fmt: skip
+        (self.workdir / "publish.log").write_text(proc.stderr)
+        if proc.returncode not in (0, 1):  # 1: some files could not be named (quarantined)
+            raise StackError(f"publishing {self.data} failed:\n{_tail(proc.stderr)}")
+        summary = proc.stderr.strip().splitlines()[-1:] or ["?"]
+        self._say(f"catalog: {summary[0]}")
+
+    def _start_catalog(self) -> None:
+        port = self.port or free_port()
+        if port_in_use(port):
+            raise StackError(
+                f"port {port} is in use (another catalog, or `ndnsci up` already running?): "
+                f"pass another port (--port)"
+            )
+        self.catalog_url = f"http://127.0.0.1:{port}"
+        self._spawn(
+            "catalog",
+            ["catalog", "serve", "--db", self._db_url, "--host", "127.0.0.1", "--port",
+             str(port), "--no-migrate"],
+        )  # fmt: skip
+        self._wait(self._healthy, "catalog", f"answer at {self.catalog_url}")
+        self._say(f"catalog: {self.catalog_url}/api/v1/")
+
+    def _healthy(self) -> bool:
+        import httpx
+
+        try:
+            return httpx.get(f"{self.catalog_url}/api/v1/health", timeout=1.0).is_success
+        except httpx.HTTPError:
+            return False
+
+    def _start_producer(self) -> None:
+        self._child_env.update(self._key_env())
+        self._spawn(
+            "producer",
+            ["serve", str(self.data), "--catalog", self.catalog_url, "--refresh", "2"],
+        )
+        log = self.workdir / "producer.log"
+        self._wait(lambda: " on unix://" in _read(log) or " on tcp" in _read(log), "producer",
+                   "register its prefixes")  # fmt: skip
+        for line in _read(log).splitlines():
+            if "published files served" in line:
+                self.files = int(line.split(": ", 1)[-1].split()[0])
+                self._say("producer: " + line.split("ndnsci serve: ", 1)[-1])
+
+    def _key_env(self) -> dict[str, str]:
+        """The producer signs with the user's key, else with one made for this stack."""
+        from .ndn import keys
+
+        if keys.key_path().exists():
+            return {}
+        config = self.workdir / "config"
+        saved = os.environ.get("NDNSCI_CONFIG_DIR")
+        os.environ["NDNSCI_CONFIG_DIR"] = str(config)
+        try:
+            if not keys.key_path().exists():
+                keys.create()
+        finally:
+            _restore("NDNSCI_CONFIG_DIR", saved)
+        return {"NDNSCI_CONFIG_DIR": str(config)}
+
+    def _env(self, **extra: str) -> dict[str, str]:
+        return {**os.environ, **self._child_env, **extra}
+
+    def _spawn(self, part: str, args: list[str]) -> None:
+        with open(self.workdir / f"{part}.log", "wb") as log:
+            self._procs[part] = subprocess.Popen(
+                [sys.executable, "-m", "ndnsci", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self._env(),
+                start_new_session=True,  # Ctrl-C reaches us only: we stop the parts in order
+                # safe with threads: no import, no lock, one system call
+                preexec_fn=die_with_parent,  # noqa: PLW1509
+            )
+
+    def _wait(self, ready: Any, part: str, what: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        proc = self._procs[part]
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise StackError(
+                    f"the {part} exited ({proc.returncode}) before it could {what}:\n"
+                    f"{_tail(_read(self.workdir / f'{part}.log'))}"
+                )
+            if ready():
+                return
+            time.sleep(0.1)
+        raise StackError(
+            f"the {part} did not {what} within {START_TIMEOUT:.0f} s:\n"
+            f"{_tail(_read(self.workdir / f'{part}.log'))}"
+        )
+
+    def _export(self, values: dict[str, str]) -> None:
+        for key, value in values.items():
+            self._saved_env.setdefault(key, os.environ.get(key))
+            os.environ[key] = value
+
+    # --- running ----------------------------------------------------------------------------
+
+    @property
+    def portal_url(self) -> str:
+        """The web portal when the catalog serves one, else the API's interactive docs."""
+        import httpx
+
+        try:
+            page = httpx.get(self.catalog_url + "/", timeout=2.0)
+        except httpx.HTTPError:
+            page = None
+        if page is not None and page.is_success and "html" in page.headers.get("content-type", ""):
+            return self.catalog_url + "/"
+        return self.catalog_url + "/docs"
+
+    def catalog(self) -> Any:
+        """A :class:`ndnsci.Catalog` of this stack."""
+        from ._client import Catalog
+
+        return Catalog(self.catalog_url)
+
+    def dead(self) -> str | None:
+        """The part that exited on its own, with the end of its log; None while all run."""
+        for part, proc in self._procs.items():
+            if proc.poll() is not None:
+                log = _tail(_read(self.log_path(part)))
+                return f"the {part} exited ({proc.returncode}):\n{log}"
+        if self._fw_socket is not None:
+            from .ndn import forwarder
+
+            if not forwarder.is_running(self._fw_socket, 2.0):
+                return f"the forwarder on {self._fw_socket} stopped"
+        return None
+
+    def log_path(self, part: str) -> Path:
+        return self.workdir / f"{part}.log"
+
+    # --- stopping ---------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop the producer, the catalog and the forwarder (if this stack started it)."""
+        if not self._running:
+            return
+        self._running = False
+        for part in ("producer", "catalog"):
+            proc = self._procs.pop(part, None)
+            if proc is not None:
+                _terminate(proc)
+        if self._fw_socket is not None:
+            from .ndn import forwarder
+
+            with contextlib.suppress(ForwarderError, OSError):
+                forwarder.stop(self._fw_socket)
+            self._fw_socket = None
+        for key, value in self._saved_env.items():
+            _restore(key, value)
+        self._saved_env.clear()
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.stop)
+
+
+def _prctl() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+_PRCTL = _prctl()  # looked up here: the child between fork and exec only calls it
+
+
+def die_with_parent() -> None:
+    """In a child: get SIGTERM when the process that started the stack dies, however it dies
+    (a crashed notebook kernel runs no atexit handler). Linux's PR_SET_PDEATHSIG."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(STOP_TIMEOUT)
+
+
+def _restore(key: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(key, None)
+    else:
+        os.environ[key] = value
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join("    " + line for line in text.strip().splitlines()[-lines:])

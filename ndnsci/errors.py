@@ -1,0 +1,188 @@
+"""Every error ndnsci raises, in one tree: catch the branch you can act on.
+
+::
+
+    NdnsciError
+     ├── CatalogError                  the catalog refused a request, or cannot be reached
+     │    ├── CatalogUnavailableError  nothing answers at the catalog URL (also ConnectionError)
+     │    ├── QueryError               the catalog refused a parameter of the query (400, 422)
+     │    │    └── UnknownFacetError   a facet the catalog does not know; .valid_facets
+     │    └── NotInCatalogError        no published file has this name (404; also LookupError)
+     ├── ManifestError                 a manifest line is not a file to fetch; .line
+     ├── DownloadError                 files of a bulk fetch failed; .report says which and why
+     ├── MissingDependencyError        an optional package is not installed (also ImportError)
+     ├── StackError                    a part of the local stack (``ndnsci up``) did not start
+     └── NdnError                      the NDN data plane
+          ├── InvalidNameError         a name URI or a name component is malformed
+          ├── TransportError           no forwarder at NDN_CLIENT_TRANSPORT, or it went away
+          ├── ForwarderError           the forwarder cannot be built, started, stopped or queried
+          ├── PublisherKeyError        the publisher key is missing or unreadable
+          └── FetchError               a retrieval failed
+               ├── NotFoundError       the producer says the name does not exist, or nobody answers
+               ├── IntegrityError      a signature, digest or file checksum does not match
+               └── FetchTimeout        segments kept timing out beyond the retry budget
+
+Every message says what went wrong and what to do about it. Library errors (httpx, OSError)
+are chained (``raise ... from exc``), so a traceback still shows the cause.
+
+>>> import ndnsci
+>>> try:
+...     ndnsci.Catalog("http://127.0.0.1:9").search(model="HadCM3")
+... except ndnsci.errors.CatalogUnavailableError as exc:
+...     print("catalog down:", exc.url)
+catalog down: http://127.0.0.1:9
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._fetch import FetchReport
+
+__all__ = [
+    "CatalogError",
+    "CatalogUnavailableError",
+    "DownloadError",
+    "FetchError",
+    "FetchTimeout",
+    "ForwarderError",
+    "IntegrityError",
+    "InvalidNameError",
+    "ManifestError",
+    "MissingDependencyError",
+    "NdnError",
+    "NdnsciError",
+    "NotFoundError",
+    "NotInCatalogError",
+    "PublisherKeyError",
+    "QueryError",
+    "StackError",
+    "TransportError",
+    "UnknownFacetError",
+]
+
+
+class NdnsciError(Exception):
+    """Base of every error ndnsci raises on purpose."""
+
+
+# --- the catalog --------------------------------------------------------------------------------
+
+
+class CatalogError(NdnsciError):
+    """The catalog answered with an error, or could not be asked.
+
+    ``status`` is the HTTP status (None when there was no answer), ``detail`` the catalog's
+    own explanation and ``url`` the catalog asked.
+    """
+
+    def __init__(
+        self, message: str, *, url: str = "", status: int | None = None, detail: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.detail = detail
+
+
+class CatalogUnavailableError(CatalogError, ConnectionError):
+    """Nothing answers at the catalog URL (refused, timed out, not an ndnsci catalog)."""
+
+
+class QueryError(CatalogError, ValueError):
+    """The catalog refused the query: a malformed parameter, time bound or name."""
+
+
+class UnknownFacetError(QueryError):
+    """A facet the catalog does not know; ``valid_facets`` lists the ones it does."""
+
+    def __init__(self, message: str, *, valid_facets: list[str], **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.valid_facets = valid_facets
+
+
+class NotInCatalogError(CatalogError, LookupError):
+    """No published file has this name."""
+
+
+# --- the SDK ------------------------------------------------------------------------------------
+
+
+class ManifestError(NdnsciError, ValueError):
+    """A manifest line that does not describe a file to fetch; ``line`` is its number."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message if line is None else f"line {line}: {message}")
+        self.line = line
+
+
+class DownloadError(NdnsciError):
+    """Some files of a fetch failed; ``report`` holds every file's outcome.
+
+    The files that arrived are in place and verified; fetching the same list again fetches only
+    what is missing.
+    """
+
+    def __init__(self, report: FetchReport) -> None:
+        failed = report.failed
+        first = f" (first: {failed[0].name}: {failed[0].error})" if failed else ""
+        super().__init__(
+            f"{len(failed)} of {len(report.outcomes)} files failed{first}; the others are in "
+            f"place; fetch again to retry the failed ones"
+        )
+        self.report = report
+
+
+class MissingDependencyError(NdnsciError, ImportError):
+    """An optional dependency is missing; the message names the extra that brings it."""
+
+
+class StackError(NdnsciError):
+    """A part of the local stack (forwarder, catalog, producer) did not start or died."""
+
+
+# --- the NDN data plane (ndnsci.ndn) -----------------------------------------------------------
+
+
+class NdnError(NdnsciError):
+    """Base of every ndnsci data-plane error."""
+
+
+class InvalidNameError(NdnError, ValueError):
+    """A string is not a valid NDN name URI."""
+
+
+class TransportError(NdnError, ConnectionError):
+    """The forwarder cannot be reached, or closed the connection."""
+
+
+class ForwarderError(NdnError):
+    """The local NDNd forwarder cannot be managed."""
+
+
+class PublisherKeyError(NdnError):
+    """The publisher key is missing, unreadable or insecure."""
+
+
+class FetchError(NdnError):
+    """A file could not be retrieved."""
+
+
+class NotFoundError(FetchError):
+    """The name does not exist at the producer, or no producer answers for it."""
+
+
+class IntegrityError(FetchError):
+    """Received bytes do not match their signature, digest or the published checksum."""
+
+
+class FetchTimeout(FetchError):
+    """Interests kept timing out beyond the retransmission budget."""
+
+
+def missing(package: str, extra: str, purpose: str) -> MissingDependencyError:
+    """The error for an optional ``package`` that ``pip install 'ndnsci[extra]'`` brings."""
+    return MissingDependencyError(
+        f"{purpose} needs {package}, which is not installed: pip install 'ndnsci[{extra}]'"
+    )

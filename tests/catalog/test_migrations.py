@@ -1,0 +1,96 @@
+"""The facet-index migration converts a populated catalog of the initial schema, both ways."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from alembic import command
+from sqlalchemy import text
+
+from ndnsci.catalog.bulk import HEAD, unpack_ids
+from ndnsci.catalog.config import Settings
+from ndnsci.catalog.database import make_engine
+from ndnsci.catalog.main import create_app
+from ndnsci.catalog.migrate import alembic_config
+
+from .conftest import Client
+
+INITIAL = "2026_11_22_initial"
+NAME = "/CMIP5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/v1/tas/tas_x_185001-200512.nc"
+
+
+def _old_catalog(url: str) -> None:
+    """One file, its facets and tree nodes, written as the initial schema's code wrote them."""
+    command.upgrade(alembic_config(url), INITIAL)
+    engine = make_engine(url)
+    facets = {"model": "HadCM3", "variable": "tas"}
+    with engine.begin() as conn:
+        for value_id, (key, value) in enumerate(facets.items(), start=1):
+            conn.execute(
+                text("INSERT INTO facet_values (id, key, value, count) VALUES (:i, :k, :v, 1)"),
+                {"i": value_id, "k": key, "v": value},
+            )
+            conn.execute(text("INSERT INTO facet_keys (key) VALUES (:k)"), {"k": key})
+            conn.execute(text("INSERT INTO file_facets VALUES (:v, 7)"), {"v": value_id})
+        conn.execute(
+            text(
+                "INSERT INTO files (id, name, scheme, filename, size, time_start, time_end, "
+                "facets, facet_ids, corrections, fingerprint, seq, published_at) VALUES "
+                "(7, :n, 'cmip5', 'tas_x_185001-200512.nc', 42, '1850-01-01T00:00:00', "
+                "'2005-12-31T23:59:59', :f, '1,2', '[]', 'x', 1, 'now')"
+            ),
+            {"n": NAME, "f": json.dumps(facets)},
+        )
+        parts = NAME.split("/")
+        for end in range(2, len(parts)):
+            path = "/".join(parts[:end])
+            conn.execute(
+                text("INSERT INTO tree_nodes VALUES (:p, :u, :c, 1, :l)"),
+                {"p": path, "u": path.rpartition("/")[0], "c": parts[end - 1],
+                 "l": int(end == len(parts) - 1)},
+            )  # fmt: skip
+        conn.execute(
+            text("INSERT INTO changes VALUES (1, 'publish', :n, NULL, 'now')"), {"n": NAME}
+        )
+        conn.execute(text("UPDATE catalog_state SET last_seq = 1, files = 1, bytes = 42"))
+    engine.dispose()
+
+
+def _one(url: str, sql: str) -> Any:
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        row = conn.execute(text(sql)).one()
+    engine.dispose()
+    return row
+
+
+def test_upgrade_packs_the_old_rows_and_the_catalog_answers(fresh_db_url: str) -> None:
+    command.downgrade(alembic_config(fresh_db_url), "base")
+    _old_catalog(fresh_db_url)
+    command.upgrade(alembic_config(fresh_db_url), "head")
+    (packed,) = _one(fresh_db_url, "SELECT packed FROM files")
+    assert HEAD.unpack(bytes(packed)[: HEAD.size]) == (7, 1, 42, 18500101000000, 20051231235959)
+    assert unpack_ids(packed) == [1, 2]
+    assert _one(fresh_db_url, "SELECT file_id FROM changes") == (7,)
+    engine = make_engine(fresh_db_url)
+    client = Client(create_app(Settings(db=fresh_db_url), engine=engine))
+    body = client.get("/search", params={"model": "HadCM3", "start": "2000"}).json()
+    assert [r["name"] for r in body["results"]] == [NAME]
+    assert body["facets"]["variable"] == {"tas": 1}
+    children = client.get("/autocomplete", params={"prefix": "/CMIP5/output1/MO"}).json()
+    assert children["completions"][0]["name"] == "/CMIP5/output1/MOHC"
+    client.close()
+    engine.dispose()
+
+
+def test_downgrade_restores_the_initial_schema(fresh_db_url: str) -> None:
+    command.downgrade(alembic_config(fresh_db_url), "base")
+    _old_catalog(fresh_db_url)
+    command.upgrade(alembic_config(fresh_db_url), "head")
+    command.downgrade(alembic_config(fresh_db_url), INITIAL)
+    assert _one(fresh_db_url, "SELECT facet_ids FROM files") == ("1,2",)
+    assert _one(fresh_db_url, "SELECT count(*) FROM file_facets") == (2,)
+    assert _one(fresh_db_url, "SELECT count FROM facet_values WHERE id = 1") == (1,)
+    assert _one(fresh_db_url, "SELECT files FROM tree_nodes WHERE path = '/CMIP5'") == (1,)
+    command.upgrade(alembic_config(fresh_db_url), "head")

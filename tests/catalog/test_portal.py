@@ -1,0 +1,68 @@
+"""The built web portal served at ``/`` next to the API (catalog/main.py, ``portal_dir``)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ndnsci.catalog.config import Settings
+from ndnsci.catalog.main import create_app, portal_dir
+
+
+def get(app: object, path: str) -> httpx.Response:
+    async def call() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return await client.get(path)
+
+    return asyncio.run(call())
+
+
+@pytest.fixture
+def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    dist = tmp_path / "dist"
+    (dist / "assets").mkdir(parents=True)
+    (dist / "index.html").write_text("<!doctype html><title>ndnsci portal</title>")
+    (dist / "assets" / "index-abc123.js").write_text("console.log(1)")
+    monkeypatch.setenv("NDNSCI_WEBUI_DIR", str(dist))
+    return dist
+
+
+def test_portal_is_served_at_root_with_cache_headers(built: Path) -> None:
+    app = create_app(Settings(db="sqlite://"))
+    page = get(app, "/")
+    assert page.status_code == 200
+    assert "ndnsci portal" in page.text
+    assert page.headers["cache-control"] == "no-cache"
+    asset = get(app, "/assets/index-abc123.js")
+    assert asset.headers["cache-control"] == "public, max-age=31536000, immutable"
+
+
+def test_api_routes_win_and_unknown_api_paths_stay_json(built: Path) -> None:
+    app = create_app(Settings(db="sqlite://"))
+    assert get(app, "/openapi.json").json()["info"]["title"] == "ndnsci catalog"
+    missing = get(app, "/api/v1/no-such-route")
+    assert missing.status_code == 404
+    assert missing.json() == {"detail": "Not Found"}
+    assert get(app, "/assets/gone.js").status_code == 404
+
+
+def test_no_portal_when_not_built_or_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NDNSCI_WEBUI_DIR", str(tmp_path / "missing"))
+    assert portal_dir() is None
+    assert get(create_app(Settings(db="sqlite://")), "/").status_code == 404
+    monkeypatch.setenv("NDNSCI_WEBUI_DIR", "")
+    assert portal_dir() is None
+
+
+def test_default_is_the_checkout_webui_dist(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NDNSCI_WEBUI_DIR", raising=False)
+    found = portal_dir()
+    expected = Path(__file__).resolve().parents[2] / "webui" / "dist"
+    assert found in (None, expected)
+    assert (found is not None) == (expected / "index.html").is_file()

@@ -1,0 +1,154 @@
+"""ndnsci.Catalog and AsyncCatalog against the real catalog server (tests/conftest.py: stack)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import ndnsci
+from ndnsci.errors import (
+    CatalogUnavailableError,
+    NdnsciError,
+    NotInCatalogError,
+    QueryError,
+    UnknownFacetError,
+)
+from ndnsci.ndn import errors as ndn_errors
+
+HADCM3_TAS = {"model": "HadCM3", "variable": "tas"}
+
+
+@pytest.fixture
+def cat(stack):
+    with ndnsci.Catalog(stack.catalog_url) as catalog:
+        yield catalog
+
+
+def test_search_returns_typed_files(cat):
+    found = cat.search(**HADCM3_TAS, experiment="historical")
+    assert len(found) == 2
+    first = found[0]
+    assert isinstance(first, ndnsci.File)
+    assert first.scheme == "cmip5" and first.facets["model"] == "HadCM3"
+    assert first.name.startswith("/CMIP5/output1/MOHC/HadCM3/historical/")
+    assert first.path == first.name.lstrip("/")
+    assert len(first.sha256 or "") == 64 and (first.size or 0) > 0
+    assert [f.facets["time_range"] for f in found] == ["199001-199912", "200001-200512"]
+
+
+def test_results_are_read_page_by_page(stack):
+    with ndnsci.Catalog(stack.catalog_url, page_size=4) as cat:
+        found = cat.search(scheme="cmip5")
+        names = [f.name for f in found]
+        assert len(names) == len(found) == 33
+        assert names == sorted(names) and len(set(names)) == 33
+        assert found[-1].name == names[-1] and found[5].name == names[5]
+        assert [f.name for f in found[3:9]] == names[3:9]
+        assert len(found._pages) == -(-33 // 4)
+        with pytest.raises(IndexError):
+            found[33]
+
+
+def test_facet_counts_of_a_search(cat):
+    found = cat.search(model="HadCM3")
+    assert found.facets["variable"] == {"pr": 3, "psl": 3, "tas": 3, "tos": 3}
+    # a facet's own filter does not narrow its counts: other models stay visible
+    assert set(cat.facets("model", model="HadCM3")["model"]) == {"CanESM2", "HadCM3", "MIROC5"}
+    assert cat.facets("experiment", variable="tos")["experiment"] == {"historical": 4, "rcp45": 2}
+
+
+def test_lists_exclusions_free_text_and_time(cat):
+    assert len(cat.search(model=["HadCM3", "MIROC5"], variable="tas")) == 6
+    assert len(cat.search(variable="tas", exclude={"model": "HadCM3"})) == 6
+    assert {f.facets["experiment"] for f in cat.search(variable="tas", start="2007")} == {"rcp45"}
+    assert len(cat.search(prefix="/CMS/store/data")) == 2
+    assert all(f.scheme == "cms" for f in cat.search(scheme="cms"))
+
+
+def test_get_autocomplete_browse_stats(cat):
+    name = cat.search(**HADCM3_TAS)[0].name
+    record = cat.get(name)
+    assert isinstance(record, ndnsci.FileRecord) and record.name == name
+    assert record.metadata and record.metadata["global_attributes"]["model_id"] == "HadCM3"
+    assert [n.component for n in cat.autocomplete("/CMIP5/output1/MO")] == ["MOHC"]
+    assert {n.component for n in cat.browse("/CMS/store")} == {"data", "mc"}
+    assert cat.stats()["files"] == 38
+
+
+def test_to_dataframe(cat):
+    frame = cat.search(model="CanESM2", variable="pr").to_dataframe()
+    assert list(frame.columns[:3]) == ["name", "filename", "scheme"]
+    assert set(frame["experiment"]) == {"historical", "rcp45"} and len(frame) == 3
+
+
+def test_unknown_facet_is_a_clear_error(cat):
+    with pytest.raises(UnknownFacetError) as info:
+        len(cat.search(modle="HadCM3"))
+    assert "model" in info.value.valid_facets and "modle" in str(info.value)
+    assert isinstance(info.value, QueryError) and info.value.status == 400
+
+
+def test_bad_time_bound_and_missing_file(cat):
+    with pytest.raises(QueryError):
+        len(cat.search(start="not-a-year"))
+    with pytest.raises(NotInCatalogError):
+        cat.get("/CMIP5/no/such/file.nc")
+
+
+def test_catalog_down_is_a_clear_error():
+    from ndn_support import free_port
+
+    with (
+        ndnsci.Catalog(f"http://127.0.0.1:{free_port()}") as cat,
+        pytest.raises(CatalogUnavailableError, match="no catalog answers"),
+    ):
+        cat.search(model="HadCM3")[0]
+
+
+def test_manifest_of_a_search_and_of_names(cat):
+    entries = cat.manifest(cat.search(**HADCM3_TAS))
+    assert len(entries) == 3 and all(isinstance(e, ndnsci.ManifestEntry) for e in entries)
+    mixed = cat.manifest([entries[0].name, "/CMIP5/nope/x.nc"])
+    assert mixed[0] == entries[0] and mixed[1] == ("/CMIP5/nope/x.nc", "not found")
+
+
+def test_url_default_from_the_environment(stack, monkeypatch):
+    monkeypatch.setenv("NDNSCI_CATALOG", stack.catalog_url + "/api/v1/")
+    assert ndnsci.Catalog().url == stack.catalog_url
+
+
+def test_async_catalog(stack):
+    async def main():
+        async with ndnsci.AsyncCatalog(stack.catalog_url, page_size=2) as cat:
+            found = await cat.search(**HADCM3_TAS)
+            names = [f.name async for f in found]
+            facets = await cat.facets("model", variable="tas")
+            record = await cat.get(names[0])
+            with pytest.raises(UnknownFacetError):
+                await cat.search(modle="x")
+            return len(found), names, facets, record
+
+    count, names, facets, record = asyncio.run(main())
+    assert count == 3 and len(names) == 3 and record.name == names[0]
+    assert facets["model"]["HadCM3"] == 3
+
+
+def test_one_exception_tree():
+    for error in (UnknownFacetError, CatalogUnavailableError, ndn_errors.IntegrityError):
+        assert issubclass(error, NdnsciError)
+    assert ndn_errors.NdnError is ndnsci.errors.NdnError
+
+
+def test_the_sdk_loads_on_first_use():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ndnsci; before = set(sys.modules); ndnsci.Catalog; "
+        "print(' '.join(sorted(before)), '|', 'ndnsci._client' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, loaded = out.stdout.split("|")
+    assert not {"httpx", "asyncio", "ndnsci._fetch", "ndnsci._client"} & set(before.split())
+    assert loaded.strip() == "True"

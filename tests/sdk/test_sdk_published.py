@@ -1,0 +1,99 @@
+"""``ndnsci serve ROOT --catalog URL``: exactly the published files, under their catalog names.
+
+A stack of its own (private forwarder): its producer serves /CMS like the session's does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import ndnsci
+from ndnsci.ndn.consumer import fetch, list_directory
+from ndnsci.ndn.errors import NotFoundError
+
+LFNS = [
+    "store/data/Run2017B/JetHT/NANOAOD/UL2017_MiniAODv2_NanoAODv9-v1/{n}0000/{guid}.root",
+]
+
+
+def lfn(number: int) -> str:
+    guid = f"{number:08X}-0000-4000-8000-{number:012X}"
+    return LFNS[0].format(n=number % 3, guid=guid)
+
+
+def write(root: Path, number: int, size: int = 20_000) -> Path:
+    path = root / lfn(number)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(os.urandom(size))
+    return path
+
+
+def name_of(number: int) -> str:
+    return "/CMS/" + lfn(number)
+
+
+@pytest.fixture(scope="module")
+def published(fw, tmp_path_factory):
+    root = tmp_path_factory.mktemp("published")
+    for number in range(6):
+        write(root, number)
+    workdir = Path(f"/tmp/ndnsci-pub-{os.getpid()}")
+    with ndnsci.LocalStack(root, port=0, workdir=workdir) as stack:
+        yield stack
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_every_published_file_under_its_name(published, tmp_path):
+    result = fetch(name_of(0), str(tmp_path))
+    assert Path(result.path).read_bytes() == (published.data / lfn(0)).read_bytes()
+    assert result.signer.startswith("ed25519:") and result.checksum == "verified"
+    listing = dict(list_directory("/CMS/store/data/Run2017B/JetHT"))
+    assert listing == {"NANOAOD": True}
+
+
+def test_unpublished_files_are_not_served_until_published(published, tmp_path):
+    extra = write(published.data, 40)
+    with pytest.raises(NotFoundError, match="not found"):
+        fetch(name_of(40), str(tmp_path))
+    subprocess.run(
+        [sys.executable, "-m", "ndnsci", "publish", str(extra), "--db", published._db_url],
+        check=True, capture_output=True, env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while True:  # the producer follows the catalog's change feed (every 2 s in a stack)
+        try:
+            result = fetch(name_of(40), str(tmp_path))
+            break
+        except NotFoundError:
+            assert time.monotonic() < deadline, "the new file was never served"
+            time.sleep(0.5)
+    assert Path(result.path).read_bytes() == extra.read_bytes()
+
+
+def test_a_file_changed_since_publishing_is_refused(published, tmp_path):
+    path = published.data / lfn(1)
+    path.write_bytes(path.read_bytes() + b"more")
+    with pytest.raises(NotFoundError, match="changed since it was published"):
+        fetch(name_of(1), str(tmp_path))
+
+
+def test_hostile_names_never_escape(published, tmp_path):
+    outside = tmp_path / "secret.root"
+    outside.write_bytes(b"secret")
+    target = published.data / lfn(2)
+    target.unlink()
+    target.symlink_to(outside)  # swapped for a link out of the tree after the scan
+    with pytest.raises(NotFoundError, match="outside the served tree"):
+        fetch(name_of(2), str(tmp_path))
+    directory = name_of(3).rsplit("/", 1)[0]
+    for hostile in (f"{directory}/../../../../../etc/passwd", f"{directory}/%2E%2E", "/CMS/%2Fetc"):
+        with pytest.raises(NotFoundError):
+            fetch(hostile, str(tmp_path))
+    assert not list(tmp_path.glob("passwd*"))

@@ -1,0 +1,221 @@
+// The portal against a real catalog holding tests/data/netcdf/cmip5 (32 files named, 1 refused).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect, resultRows, screenshot, test } from "./fixtures";
+import { publishSample, SAMPLE, sha256File, startCatalog } from "./harness";
+
+test("search: the first results, then free text", async ({ page }) => {
+  await page.goto("/");
+  await expect(resultRows(page)).toHaveCount(32);
+  await expect(page.getByRole("heading", { name: "32 files" })).toBeVisible();
+  await expect(page.getByText(/Catalog reachable · 32 files/)).toBeVisible();
+  await screenshot(page, "search");
+
+  await page.getByRole("searchbox", { name: "Search" }).fill("tasmax rcp85");
+  await page.getByRole("searchbox", { name: "Search" }).press("Enter");
+  await expect(resultRows(page)).toHaveCount(10);
+  for (const text of await resultRows(page).locator(".col-file").allTextContents()) {
+    expect(text).toMatch(/^tasmax_Amon_.*_rcp85_/);
+  }
+  await expect(page).toHaveURL(/\?q=tasmax\+rcp85$/);
+});
+
+test("facets: groups with live counts, OR within a facet, AND across", async ({ page }) => {
+  await page.goto("/");
+  const model = page.getByRole("group", { name: "model" });
+  const experiment = page.getByRole("group", { name: "experiment" });
+  await expect(experiment.getByRole("checkbox", { name: /^historical, 10 files/ })).toBeVisible();
+  for (const name of ["institute", "model", "experiment", "frequency", "realm", "table", "ensemble", "variable"]) {
+    await expect(page.getByRole("group", { name })).toBeVisible();
+  }
+
+  await page.getByRole("group", { name: "variable" }).getByRole("checkbox", { name: /^hfls/ }).check();
+  await expect(resultRows(page)).toHaveCount(10);
+  // live counts: under variable=hfls every file is historical
+  await expect(experiment.getByRole("checkbox", { name: /^historical, 10 files/ })).toBeVisible();
+  await expect(experiment.getByRole("checkbox", { name: /^rcp85/ })).toHaveCount(0);
+  // the variable facet still counts its other values (ESGF style)
+  await expect(page.getByRole("group", { name: "variable" }).getByRole("checkbox", { name: /^tasmax, 10 files/ })).toBeVisible();
+
+  await model.getByRole("button", { name: /Show all/ }).click();
+  await model.getByRole("checkbox", { name: /^CNRM-CM5,/ }).check();
+  await expect(resultRows(page)).toHaveCount(2);
+  await model.getByRole("checkbox", { name: /^IPSL-CM5A-LR,/ }).check();
+  await expect(resultRows(page)).toHaveCount(3); // OR within model, AND with variable
+  await expect(page.getByRole("list", { name: "Active filters" })).toContainText("model: IPSL-CM5A-LR");
+  await screenshot(page, "facets");
+});
+
+test("URL round trip: reload and a shared link restore the whole query", async ({ page, context }) => {
+  await page.goto("/");
+  await page.getByRole("group", { name: "experiment" }).getByRole("checkbox", { name: /^rcp85/ }).check();
+  await page.getByRole("combobox", { name: "Sort by" }).selectOption("-size");
+  await page.getByRole("combobox", { name: "Per page" }).selectOption("25");
+  await page.getByRole("textbox", { name: "From" }).fill("2050");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/experiment=rcp85/);
+  const url = page.url();
+  expect(new URL(url).search).toBe("?start=2050&experiment=rcp85&sort=-size&limit=25");
+  const before = await resultRows(page).locator(".col-file").allTextContents();
+  expect(before.length).toBeGreaterThan(0);
+
+  await page.reload();
+  await expect(page.getByRole("group", { name: "experiment" }).getByRole("checkbox", { name: /^rcp85/ })).toBeChecked();
+  await expect(page.getByRole("combobox", { name: "Sort by" })).toHaveValue("-size");
+  await expect(page.getByRole("textbox", { name: "From" })).toHaveValue("2050");
+  await expect.poll(() => resultRows(page).locator(".col-file").allTextContents()).toEqual(before);
+
+  const other = await context.newPage();
+  await other.goto(url);
+  await expect.poll(() => resultRows(other).locator(".col-file").allTextContents()).toEqual(before);
+
+  await page.goBack(); // history: each change is a step back
+  await expect(page.getByRole("textbox", { name: "From" })).toHaveValue("");
+});
+
+test("NDN name: component autocompletion narrows the results", async ({ page }) => {
+  await page.goto("/");
+  const box = page.getByRole("combobox", { name: "NDN name" });
+  await box.fill("/CMIP5/output1/M");
+  const options = page.getByRole("listbox", { name: "Name completions" }).getByRole("option");
+  await expect(options).toHaveText([/^MIROC\/\s*1/, /^MOHC\/\s*1/, /^MPI-M\/\s*3/]);
+  await screenshot(page, "autocomplete");
+  await box.press("ArrowDown");
+  await box.press("ArrowDown");
+  await box.press("ArrowDown");
+  await box.press("Enter");
+  await expect(box).toHaveValue("/CMIP5/output1/MPI-M/");
+  await page.getByRole("button", { name: "Narrow to this name" }).click();
+  await expect(resultRows(page)).toHaveCount(3);
+  await expect(page).toHaveURL(/prefix=%2FCMIP5%2Foutput1%2FMPI-M/);
+  for (const name of await resultRows(page).locator(".col-name").allTextContents()) {
+    expect(name.startsWith("/CMIP5/output1/MPI-M/")).toBe(true);
+  }
+});
+
+test("namespace tree: counts per prefix, selecting one narrows the results", async ({ page }) => {
+  await page.goto("/");
+  const tree = page.getByRole("tree", { name: "Namespace" });
+  const cmip5 = tree.getByRole("treeitem", { name: "CMIP5", exact: true });
+  await expect(cmip5).toContainText("32");
+  await cmip5.getByText("CMIP5", { exact: true }).click();
+  const output1 = tree.getByRole("treeitem", { name: "output1" });
+  await output1.getByText("output1", { exact: true }).click();
+  const ipsl = tree.getByRole("treeitem", { name: "IPSL", exact: true });
+  await expect(ipsl).toContainText("4");
+  await ipsl.getByText("IPSL", { exact: true }).click();
+  await expect(ipsl).toHaveAttribute("aria-selected", "true");
+  await expect(resultRows(page)).toHaveCount(4);
+  await expect(page).toHaveURL(/prefix=%2FCMIP5%2Foutput1%2FIPSL$/);
+  await screenshot(page, "tree");
+
+  // keyboard: down to the first model, open it
+  await ipsl.focus();
+  await page.keyboard.press("ArrowDown");
+  await expect(tree.getByRole("treeitem", { name: "IPSL-CM5A-LR" })).toBeFocused();
+});
+
+test("metadata panel: attributes, variables with units, time, corrections, checksum", async ({ page }) => {
+  await page.goto("/?model=BNU-ESM&experiment=esmControl");
+  await expect(resultRows(page)).toHaveCount(1);
+  await resultRows(page).first().click();
+  const panel = page.getByRole("region", { name: "Metadata" });
+  await expect(panel.getByRole("heading", { name: "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc" })).toBeVisible();
+  // the checksum is the file's own
+  const file = join(SAMPLE, "output1/BNU/BNU-ESM/esmControl/mon/ocnBgchem/cfMon/r1i1p1/v20120503/fgco2/fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc");
+  await expect(panel).toContainText(sha256File(file));
+  await expect(panel).toContainText("noleap");
+  await expect(panel).toContainText("1450-01-01 – 1450-03-01");
+  await expect(panel).toContainText("dir-file-mismatch");
+  await expect(panel).toContainText("table directory 'cfMon' disagrees with the file name's 'Omon'");
+  await expect(panel.getByRole("table", { name: "Variables" }).getByRole("row", { name: /^fgco2/ })).toContainText("kg m-2 s-1");
+  await expect(panel.getByRole("table", { name: "Dimensions" })).toContainText("lat");
+  await expect(panel.getByLabel("Global attributes")).toContainText("GCESS,BNU,Beijing,China");
+  await expect(page).toHaveURL(/_file=/);
+  await screenshot(page, "metadata");
+
+  await page.reload(); // the open file is part of the URL
+  await expect(page.getByRole("region", { name: "Metadata" })).toContainText("dir-file-mismatch");
+  await page.getByRole("button", { name: "Close metadata" }).click();
+  await expect(page.getByRole("region", { name: "Metadata" })).toHaveCount(0);
+});
+
+test("cart: survives reload, downloads a manifest, copies the fetch command", async ({ page, context }) => {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.goto("/?variable=co3");
+  await expect(resultRows(page)).toHaveCount(4);
+  const names = await resultRows(page).locator(".col-name").allTextContents();
+  await resultRows(page).nth(0).getByRole("checkbox").check();
+  await resultRows(page).nth(1).getByRole("checkbox").check();
+  await expect(page.getByRole("button", { name: /^Cart/ })).toContainText("2");
+
+  await page.reload();
+  await expect(page.getByRole("button", { name: /^Cart/ })).toContainText("2");
+  await expect(resultRows(page).nth(0).getByRole("checkbox")).toBeChecked();
+  await page.getByRole("button", { name: /^Cart/ }).click();
+  const cart = page.getByRole("region", { name: "Cart" });
+  await expect(cart.getByRole("list", { name: "Files in the cart" }).getByRole("listitem")).toHaveCount(2);
+  await screenshot(page, "cart");
+
+  const [download] = await Promise.all([page.waitForEvent("download"), cart.getByRole("button", { name: "Download manifest" }).click()]);
+  expect(download.suggestedFilename()).toBe("ndnsci-manifest.jsonl");
+  const lines = readFileSync((await download.path())!, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  expect(lines.map((l) => l.name)).toEqual(names.slice(0, 2));
+  for (const line of lines) {
+    expect(line.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(line.path).toBe(line.name.slice(1));
+  }
+
+  await expect(cart.getByText("ndnsci fetch --manifest ndnsci-manifest.jsonl")).toBeVisible();
+  await cart.getByRole("button", { name: "Copy command" }).click();
+  await expect(cart.getByRole("button", { name: "Copied" })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("ndnsci fetch --manifest ndnsci-manifest.jsonl");
+
+  // a manifest of every result of the search
+  await cart.getByRole("button", { name: "Close cart" }).click();
+  const [all] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Manifest of all 4" }).click()]);
+  expect(readFileSync((await all.path())!, "utf8").trim().split("\n")).toHaveLength(4);
+});
+
+test("empty results and refused input are explained", async ({ page }) => {
+  await page.goto("/?q=nosuchvariable&model=HadGEM2-ES");
+  await expect(page.getByText("No files match this search")).toBeVisible();
+  await expect(page.getByRole("table", { name: "Results" })).toHaveCount(0);
+  await screenshot(page, "empty");
+  await page.getByRole("button", { name: "Remove filter text: nosuchvariable" }).first().click();
+  await expect(resultRows(page)).toHaveCount(1);
+
+  await page.goto("/?modle=HadGEM2-ES");
+  const alert = page.getByRole("alert").filter({ hasText: "Search was refused" });
+  await expect(alert).toContainText("modle");
+  await expect(alert).toContainText("Known facets:");
+
+  await page.goto("/");
+  await page.getByRole("textbox", { name: "From" }).fill("soon");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page.getByRole("alert")).toContainText('"soon" is not a date');
+});
+
+test("a stopped catalog is explained, never a blank page", async ({ page }) => {
+  const dir = mkdtempSync(join(tmpdir(), "ndnsci-webui-stop-"));
+  const db = `sqlite:///${join(dir, "catalog.db")}`;
+  await publishSample(db);
+  const catalog = await startCatalog(db);
+  try {
+    await page.goto(catalog.url);
+    await expect(resultRows(page)).toHaveCount(32);
+    await catalog.stop();
+    await page.getByRole("searchbox", { name: "Search" }).fill("tasmax");
+    await page.getByRole("searchbox", { name: "Search" }).press("Enter");
+    const alert = page.getByRole("alert").filter({ hasText: "Search failed: the catalog is not reachable" });
+    await expect(alert).toBeVisible({ timeout: 15_000 });
+    await expect(alert).toContainText("ndnsci catalog serve");
+    await expect(page.getByText("Catalog unreachable")).toBeVisible({ timeout: 15_000 });
+    await expect(page.getByRole("searchbox", { name: "Search" })).toBeVisible();
+    await screenshot(page, "catalog-down");
+  } finally {
+    await catalog.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,53 @@
+import { screen, within } from "@testing-library/react";
+import { http, HttpResponse } from "msw";
+import { describe, expect, it, vi } from "vitest";
+import { API, fixtures, server } from "@/testing/server";
+import { renderWithClient } from "@/testing/render";
+import { MetadataPanel } from "./MetadataPanel";
+
+const NAME = fixtures.fileBnu.name;
+
+describe("MetadataPanel", () => {
+  it("is a region named Metadata with everything known about the file", async () => {
+    renderWithClient(<MetadataPanel name={NAME} onClose={() => {}} />);
+    const panel = screen.getByRole("region", { name: "Metadata" });
+    expect(await within(panel).findByRole("heading", { name: fixtures.fileBnu.filename })).toBeInTheDocument();
+    // checksum, time coverage and calendar
+    expect(panel).toHaveTextContent(fixtures.fileBnu.sha256);
+    expect(panel).toHaveTextContent("1450-01-01 – 1450-03-01");
+    expect(panel).toHaveTextContent("noleap");
+    // the correction the translator applied to the name
+    expect(panel).toHaveTextContent("dir-file-mismatch");
+    expect(panel).toHaveTextContent("table directory 'cfMon' disagrees");
+    // variables with units, dimensions, global attributes
+    const variables = within(panel).getByRole("table", { name: "Variables" });
+    expect(within(variables).getByRole("row", { name: /^fgco2/ })).toHaveTextContent("kg m-2 s-1");
+    expect(within(panel).getByRole("table", { name: "Dimensions" })).toHaveTextContent("lat5");
+    expect(within(panel).getByText("institute_id").nextElementSibling).toHaveTextContent("BNU");
+    expect(panel).toHaveTextContent("ESM pre-industrial control");
+  });
+
+  it("says what went wrong when the file is gone", async () => {
+    server.use(http.get(`${API}/files/*`, () => HttpResponse.json({ detail: "no file named '/x/y.nc'" }, { status: 404 })));
+    renderWithClient(<MetadataPanel name="/x/y.nc" onClose={() => {}} />);
+    expect(await screen.findByRole("alert")).toHaveTextContent("no file named '/x/y.nc'");
+  });
+
+  it("explains a record published by name only", async () => {
+    server.use(
+      http.get(`${API}/files/*`, () =>
+        HttpResponse.json({ ...fixtures.fileBnu, metadata: null, corrections: [], history: [] }),
+      ),
+    );
+    renderWithClient(<MetadataPanel name={NAME} onClose={() => {}} />);
+    expect(await screen.findByText("Published by name only")).toBeInTheDocument();
+    expect(screen.getByText(/None: the name was read as published/)).toBeInTheDocument();
+  });
+
+  it("closes", async () => {
+    const onClose = vi.fn();
+    const { user } = renderWithClient(<MetadataPanel name={NAME} onClose={onClose} />);
+    await user.click(screen.getByRole("button", { name: "Close metadata" }));
+    expect(onClose).toHaveBeenCalled();
+  });
+});

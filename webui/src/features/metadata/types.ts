@@ -1,0 +1,68 @@
+export interface Correction {
+  rule: string;
+  message: string;
+}
+
+export interface VariableInfo {
+  name: string;
+  units: string | null;
+  longName: string | null;
+  standardName: string | null;
+  dtype: string | null;
+  dimensions: string[];
+  shape: number[];
+}
+
+export interface DimensionInfo {
+  name: string;
+  size: number | null;
+  unlimited: boolean;
+}
+
+export interface TimeInfo {
+  start: string | null;
+  end: string | null;
+  first: string | null;
+  last: string | null;
+  calendar: string | null;
+  units: string | null;
+  steps: number | null;
+}
+
+export interface SpatialInfo {
+  south: number;
+  north: number;
+  west: number;
+  east: number;
+}
+
+export interface HistoryItem {
+  version: string | null;
+  seq: number;
+  replacedAt: string;
+  size: number | null;
+  sha256: string | null;
+}
+
+/** Everything the metadata panel shows about one file. */
+export interface FileDetails {
+  name: string;
+  fileName: string;
+  scheme: string;
+  size: number | null;
+  sha256: string | null;
+  version: string | null;
+  publishedAt: string;
+  format: string | null;
+  facets: [string, string][];
+  corrections: Correction[];
+  time: TimeInfo | null;
+  spatial: SpatialInfo | null;
+  dimensions: DimensionInfo[];
+  variables: VariableInfo[];
+  globalAttributes: [string, string][];
+  warnings: string[];
+  history: HistoryItem[];
+  /** the file was published by name only: no header was read */
+  nameOnly: boolean;
+}

@@ -1,0 +1,94 @@
+import { screen, within } from "@testing-library/react";
+import { http, HttpResponse } from "msw";
+import { describe, expect, it, vi } from "vitest";
+import { API, fixtures, server } from "@/testing/server";
+import { renderWithClient } from "@/testing/render";
+import { emptyQuery, parsePortalState } from "../query-string";
+import { SearchResults } from "./SearchResults";
+
+const noop = () => {};
+const props = { selected: null, onQuery: noop, onOpen: noop, isInCart: () => false, onToggleCart: noop };
+
+describe("SearchResults", () => {
+  it("shows file name, NDN name, size and time coverage in a table named Results", async () => {
+    renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    const table = await screen.findByRole("table", { name: "Results" });
+    const first = fixtures.searchPage.results[0]!;
+    const row = within(table).getByRole("button", { name: `${first.filename}: show metadata` }).closest("tr")!;
+    expect(row).toHaveTextContent(first.name);
+    expect(row).toHaveTextContent("23.7 KiB");
+    expect(row).toHaveTextContent("1450-01-01 – 1450-03-01");
+    expect(screen.getByRole("heading", { name: /32 files/ })).toBeInTheDocument();
+  });
+
+  it("asks the catalog for the query in the URL, without facet counts", async () => {
+    const seen = vi.fn();
+    server.use(
+      http.get(`${API}/search`, ({ request }) => {
+        seen(new URL(request.url).search);
+        return HttpResponse.json(fixtures.searchPage);
+      }),
+    );
+    const { query } = parsePortalState("?model=HadCM3&model=CanESM2&sort=-size&offset=50");
+    renderWithClient(<SearchResults query={query} {...props} />);
+    await screen.findByRole("table", { name: "Results" });
+    expect(seen).toHaveBeenCalledWith("?model=HadCM3&model=CanESM2&sort=-size&offset=50&limit=50&facets=");
+  });
+
+  it("opens a row's metadata and sorts by a column", async () => {
+    const onOpen = vi.fn();
+    const onQuery = vi.fn();
+    const { user } = renderWithClient(<SearchResults query={emptyQuery()} {...props} onOpen={onOpen} onQuery={onQuery} />);
+    const table = await screen.findByRole("table", { name: "Results" });
+    await user.click(within(table).getAllByRole("row")[1]!);
+    expect(onOpen).toHaveBeenCalledWith(expect.objectContaining({ name: fixtures.searchPage.results[0]!.name }));
+    expect(within(table).getByRole("columnheader", { name: /NDN name/ })).toHaveAttribute("aria-sort", "ascending");
+    await user.click(within(table).getByRole("button", { name: /Size/ }));
+    expect(onQuery.mock.calls[0]![0](emptyQuery())).toMatchObject({ sort: "size", offset: 0 });
+  });
+
+  it("explains an empty result and offers the filters to remove", async () => {
+    server.use(http.get(`${API}/search`, () => HttpResponse.json({ total: 0, limit: 50, offset: 0, results: [], facets: {} })));
+    const { query } = parsePortalState("?model=Nope");
+    renderWithClient(<SearchResults query={query} {...props} emptyHelp={<p>remove model: Nope</p>} />);
+    expect(await screen.findByText("No files match this search")).toBeInTheDocument();
+    expect(screen.getByText("remove model: Nope")).toBeInTheDocument();
+    expect(screen.queryByRole("table")).not.toBeInTheDocument();
+  });
+
+  it("says the catalog is empty when nothing is published", async () => {
+    server.use(http.get(`${API}/search`, () => HttpResponse.json({ total: 0, limit: 50, offset: 0, results: [], facets: {} })));
+    renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    expect(await screen.findByText("The catalog is empty")).toBeInTheDocument();
+  });
+
+  it("explains a refused search and retries on request", async () => {
+    let calls = 0;
+    server.use(
+      http.get(`${API}/search`, () => {
+        calls += 1;
+        return calls === 1
+          ? HttpResponse.json({ detail: "start='abc' is not a date such as 1850" }, { status: 400 })
+          : HttpResponse.json(fixtures.searchPage);
+      }),
+    );
+    const { user } = renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Search was refused");
+    expect(alert).toHaveTextContent("start='abc' is not a date");
+    await user.click(within(alert).getByRole("button", { name: "Try again" }));
+    expect(await screen.findByRole("table", { name: "Results" })).toBeInTheDocument();
+  });
+
+  it("explains an unreachable catalog", async () => {
+    server.use(http.get(`${API}/search`, () => HttpResponse.error()));
+    renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    expect(await screen.findByRole("alert")).toHaveTextContent("the catalog is not reachable");
+  });
+
+  it("says so while a search is slow", async () => {
+    server.use(http.get(`${API}/search`, () => new Promise<never>(() => {})));
+    renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    expect(await screen.findByText(/Still waiting for the catalog/, {}, { timeout: 3000 })).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,124 @@
+// The whole search lives in the page's query string, written the way the catalog's /search
+// reads it (`?q=tas&model=HadCM3&model=CanESM2&experiment!=rcp85&sort=-size`), so a URL can be
+// shared, reloaded, or pasted after /api/v1/search. The one portal-only key, `_file`, names the
+// file whose metadata is open (facet names cannot start with "_").
+import type { FacetFilter, SearchQuery, SortKey } from "./types";
+
+export const DEFAULT_SORT: SortKey = "name";
+export const DEFAULT_LIMIT = 50;
+export const PAGE_SIZES = [25, 50, 100, 200] as const;
+export const SORTS: readonly { key: SortKey; label: string }[] = [
+  { key: "name", label: "NDN name (A-Z)" },
+  { key: "-name", label: "NDN name (Z-A)" },
+  { key: "size", label: "Size (smallest first)" },
+  { key: "-size", label: "Size (largest first)" },
+  { key: "time_start", label: "Time coverage (oldest first)" },
+  { key: "-time_start", label: "Time coverage (newest first)" },
+  { key: "time_end", label: "Coverage end (earliest first)" },
+  { key: "-time_end", label: "Coverage end (latest first)" },
+  { key: "-published", label: "Recently published" },
+  { key: "published", label: "First published" },
+];
+const SORT_KEYS = new Set<string>(SORTS.map((s) => s.key));
+const TYPED = new Set(["q", "prefix", "start", "end", "scheme", "sort", "offset", "limit", "facets", "facet_limit"]);
+export const FILE_KEY = "_file";
+
+export interface PortalState {
+  query: SearchQuery;
+  /** NDN name of the file whose metadata panel is open */
+  file: string | null;
+}
+
+export function emptyQuery(): SearchQuery {
+  return {
+    q: "",
+    prefix: "",
+    start: "",
+    end: "",
+    schemes: [],
+    filters: {},
+    sort: DEFAULT_SORT,
+    offset: 0,
+    limit: DEFAULT_LIMIT,
+  };
+}
+
+function nonNegativeInt(text: string | null, fallback: number, max: number): number {
+  if (text === null || !/^\d+$/.test(text)) return fallback;
+  return Math.min(Number(text), max);
+}
+
+export function parsePortalState(search: string): PortalState {
+  const params = new URLSearchParams(search);
+  const query = emptyQuery();
+  query.q = params.get("q") ?? "";
+  query.prefix = params.get("prefix") ?? "";
+  query.start = params.get("start") ?? "";
+  query.end = params.get("end") ?? "";
+  query.schemes = params.getAll("scheme").filter(Boolean);
+  const sort = params.get("sort");
+  if (sort && SORT_KEYS.has(sort)) query.sort = sort as SortKey;
+  query.offset = nonNegativeInt(params.get("offset"), 0, 1_000_000_000);
+  query.limit = nonNegativeInt(params.get("limit"), DEFAULT_LIMIT, 1000) || DEFAULT_LIMIT;
+  for (const [rawKey, value] of params) {
+    if (TYPED.has(rawKey) || rawKey.startsWith("_") || value === "") continue;
+    const exclude = rawKey.endsWith("!");
+    const key = exclude ? rawKey.slice(0, -1) : rawKey;
+    if (!key) continue;
+    const filter = (query.filters[key] ??= { include: [], exclude: [] });
+    const list = exclude ? filter.exclude : filter.include;
+    if (!list.includes(value)) list.push(value);
+  }
+  return { query, file: params.get(FILE_KEY) || null };
+}
+
+/** The catalog's /search parameters for these filters (no paging, sorting or facet options). */
+export function filterParams(query: SearchQuery): URLSearchParams {
+  const params = new URLSearchParams();
+  if (query.q.trim()) params.set("q", query.q.trim());
+  if (query.prefix) params.set("prefix", query.prefix);
+  if (query.start.trim()) params.set("start", query.start.trim());
+  if (query.end.trim()) params.set("end", query.end.trim());
+  for (const scheme of query.schemes) params.append("scheme", scheme);
+  for (const key of Object.keys(query.filters).sort()) {
+    const filter = query.filters[key]!;
+    for (const value of filter.include) params.append(key, value);
+    for (const value of filter.exclude) params.append(`${key}!`, value);
+  }
+  return params;
+}
+
+export function serializePortalState({ query, file }: PortalState): string {
+  const params = filterParams(query);
+  if (query.sort !== DEFAULT_SORT) params.set("sort", query.sort);
+  if (query.offset) params.set("offset", String(query.offset));
+  if (query.limit !== DEFAULT_LIMIT) params.set("limit", String(query.limit));
+  if (file) params.set(FILE_KEY, file);
+  return params.toString();
+}
+
+export function hasFilters(query: SearchQuery): boolean {
+  return filterParams(query).toString() !== "";
+}
+
+/** A copy with one facet value switched on or off (back to the first page). */
+export function toggleFacetValue(query: SearchQuery, key: string, value: string, on: boolean): SearchQuery {
+  const filters: Record<string, FacetFilter> = { ...query.filters };
+  const current = filters[key] ?? { include: [], exclude: [] };
+  const include = current.include.filter((v) => v !== value);
+  if (on) include.push(value);
+  const next = { include, exclude: current.exclude.filter((v) => v !== value) };
+  if (next.include.length || next.exclude.length) filters[key] = next;
+  else delete filters[key];
+  return { ...query, filters, offset: 0 };
+}
+
+export function removeExclusion(query: SearchQuery, key: string, value: string): SearchQuery {
+  const filters = { ...query.filters };
+  const current = filters[key];
+  if (!current) return query;
+  const next = { include: current.include, exclude: current.exclude.filter((v) => v !== value) };
+  if (next.include.length || next.exclude.length) filters[key] = next;
+  else delete filters[key];
+  return { ...query, filters, offset: 0 };
+}
