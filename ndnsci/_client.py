@@ -320,7 +320,7 @@ class Catalog:
         try:
             import httpx
         except ImportError as exc:
-            raise missing("httpx", "sdk", "the catalog client") from exc
+            raise missing("httpx", None, "the catalog client") from exc
         self.url = catalog_url(url)
         self.page_size = max(1, min(page_size, 1000))
         self._http = httpx.Client(
@@ -701,7 +701,7 @@ class AsyncCatalog:
         try:
             import httpx
         except ImportError as exc:
-            raise missing("httpx", "sdk", "the catalog client") from exc
+            raise missing("httpx", None, "the catalog client") from exc
         self.url = catalog_url(url)
         self.page_size = max(1, min(page_size, 1000))
         self._http = httpx.AsyncClient(

@@ -181,8 +181,8 @@ class FetchTimeout(FetchError):
     """Interests kept timing out beyond the retransmission budget."""
 
 
-def missing(package: str, extra: str, purpose: str) -> MissingDependencyError:
-    """The error for an optional ``package`` that ``pip install 'ndnsci[extra]'`` brings."""
-    return MissingDependencyError(
-        f"{purpose} needs {package}, which is not installed: pip install 'ndnsci[{extra}]'"
-    )
+def missing(package: str, extra: str | None, purpose: str) -> MissingDependencyError:
+    """The error for a ``package`` that ``pip install 'ndnsci[extra]'`` brings (``extra`` None:
+    a dependency of ndnsci itself, missing after an install without dependencies)."""
+    fix = f"pip install 'ndnsci[{extra}]'" if extra else f"pip install {package}"
+    return MissingDependencyError(f"{purpose} needs {package}, which is not installed: {fix}")
