@@ -216,16 +216,24 @@ def _from_first_segment(face: Face, versioned: bytes) -> Target:
     )
 
 
+# Key names end in the key's own hash (keys.key_id), so a key checked once is the same key for
+# every later file it signs: a bulk download fetches and checks each publisher key once.
+_publisher_keys: dict[bytes, bytes] = {}
+
+
 def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) -> str:
     """Check the metadata signature; returns a description of the signer."""
     uri = ndnname.value_to_uri(data.name_value)
     if data.signature_type == tlv.SIG_ED25519 and data.key_locator is not None:
         key_comps = tlv.split_components(data.key_locator)
         key_id = tlv.component_value(key_comps[-1]).decode(errors="replace") if key_comps else ""
-        key_data = fetch_one(face, data.key_locator, can_be_prefix=False, fresh=False)
-        public = key_data.content
-        if len(public) != 32 or keys.key_id(public) != key_id:
-            raise IntegrityError(f"{uri}: the publisher key does not match its name")
+        locator = bytes(data.key_locator)
+        public = _publisher_keys.get(locator)
+        if public is None:
+            public = bytes(fetch_one(face, locator, can_be_prefix=False, fresh=False).content)
+            if len(public) != 32 or keys.key_id(public) != key_id:
+                raise IntegrityError(f"{uri}: the publisher key does not match its name")
+            _publisher_keys[locator] = public
         if not keys.verify(public, data.signed, data.signature_value):
             raise IntegrityError(f"{uri}: bad Ed25519 signature on the metadata")
         if trust_key and trust_key != key_id:
