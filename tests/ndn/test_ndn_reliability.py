@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from ndn_support import Forwarder, Serve
 
-from ndnsci.ndn import control, rdr, tlv
+from ndnsci.ndn import control, keys, rdr, tlv
 from ndnsci.ndn.consumer import FetchOptions, fetch
 from ndnsci.ndn.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn.name import from_uri
@@ -28,8 +28,25 @@ class EvilProducer:
     the cached copy). ``advertised`` overrides the SHA-256 put in the metadata.
     """
 
-    def __init__(self, prefix: str, data: bytes, tamper, advertised: bytes | None = None):
+    def __init__(
+        self,
+        prefix: str,
+        data: bytes,
+        tamper,
+        advertised: bytes | None = None,
+        signer: keys.PublisherKey | None = None,
+        served_key: bytes | None = None,
+        forge_signature: bool = False,
+    ):
         self.prefix = b"".join(from_uri(prefix))
+        # metadata signed by ``signer``; ``served_key`` answers the KeyLocator instead of the
+        # signer's public key; ``forge_signature`` flips a bit of the signature
+        self.signer = signer
+        self.key_name = (
+            self.prefix + tlv.keyword(b"key") + tlv.generic(signer.key_id) if signer else b""
+        )
+        self.served_key = served_key if served_key is not None else (signer and signer.public)
+        self.forge_signature = forge_signature
         self.data = data
         self.tamper = tamper
         self.version = time.time_ns()
@@ -75,12 +92,9 @@ class EvilProducer:
         versioned = self.prefix + tlv.version(self.version)
         fbid = tlv.segment(self.last)
         if name == self.prefix + rdr.METADATA:
-            meta = rdr.Metadata(versioned, fbid, SEG, len(self.data), sha256=self.sha256)
-            return tlv.data_digest(
-                name + tlv.version(time.time_ns()) + tlv.segment(0),
-                tlv.meta_info(tlv.CT_BLOB, 1, tlv.segment(0)),
-                meta.encode(),
-            )
+            return self._metadata(name, versioned, fbid)
+        if self.signer is not None and name == self.key_name:
+            return tlv.data_digest(name, tlv.meta_info(tlv.CT_KEY, 1), self.served_key)
         if not name.startswith(versioned):
             return None
         seg = tlv.component_number(tlv.split_components(name)[-1])
@@ -91,6 +105,58 @@ class EvilProducer:
             good = tlv.data_digest(name, tlv.meta_info(tlv.CT_BLOB, None, fbid), content)
             return good.replace(content, bytes([content[0] ^ 0xFF]) + content[1:], 1)
         return tlv.data_digest(name, tlv.meta_info(tlv.CT_BLOB, 4000, fbid), content)
+
+    def _metadata(self, name: bytes, versioned: bytes, fbid: bytes) -> bytes:
+        meta = rdr.Metadata(versioned, fbid, SEG, len(self.data), sha256=self.sha256)
+        data_name = name + tlv.version(time.time_ns()) + tlv.segment(0)
+        meta_info = tlv.meta_info(tlv.CT_BLOB, 1, tlv.segment(0))
+        if self.signer is None:
+            return tlv.data_digest(data_name, meta_info, meta.encode())
+
+        def sign(signed: bytes) -> bytes:
+            signature = self.signer.sign(signed)
+            return bytes([signature[0] ^ 1]) + signature[1:] if self.forge_signature else signature
+
+        info = tlv.signature_info(tlv.SIG_ED25519, self.key_name)
+        return tlv.signed_data(data_name, meta_info, meta.encode(), info, sign)
+
+
+@pytest.fixture
+def publisher(tmp_path, monkeypatch) -> keys.PublisherKey:
+    monkeypatch.setenv("NDNSCI_CONFIG_DIR", str(tmp_path / "config"))
+    return keys.create("evil-test")
+
+
+def test_metadata_signed_by_the_publisher_key_is_accepted(fw, tmp_path, publisher):
+    data = os.urandom(5 * SEG)
+    with EvilProducer("/test/evil/signed", data, lambda seg, n: False, signer=publisher):
+        fetch("/test/evil/signed", str(tmp_path), FetchOptions(trust_key=publisher.key_id))
+    assert (tmp_path / "signed").read_bytes() == data
+
+
+def test_a_key_that_does_not_match_its_name_is_refused(fw, tmp_path, publisher):
+    impostor = bytes(32)  # any key whose hash is not the key id in the KeyLocator
+    data = os.urandom(5 * SEG)
+    with (
+        EvilProducer(
+            "/test/evil/key", data, lambda s, n: False, signer=publisher, served_key=impostor
+        ),
+        pytest.raises(IntegrityError, match="does not match its name"),
+    ):
+        fetch("/test/evil/key", str(tmp_path))
+    assert not (tmp_path / "key").exists()
+
+
+def test_a_forged_metadata_signature_is_refused(fw, tmp_path, publisher):
+    data = os.urandom(5 * SEG)
+    with (
+        EvilProducer(
+            "/test/evil/sig", data, lambda s, n: False, signer=publisher, forge_signature=True
+        ),
+        pytest.raises(IntegrityError, match="bad Ed25519 signature"),
+    ):
+        fetch("/test/evil/sig", str(tmp_path))
+    assert not (tmp_path / "sig").exists()
 
 
 def test_tampered_segment_is_rejected_and_fetched_again(fw, tmp_path):
