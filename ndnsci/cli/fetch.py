@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(names: list[str]) -> int:
+    from ..errors import NdnError
     from ..ndn.consumer import list_directory
-    from ..ndn.errors import NdnError
 
     failed = 0
     for name in names:
@@ -126,8 +126,8 @@ def _list(names: list[str]) -> int:
 
 
 def _fetch_one(name: str, out_dir: str, opts: Any, progress: _Progress) -> tuple[str, Any]:
+    from ..errors import NdnError
     from ..ndn.consumer import fetch
-    from ..ndn.errors import NdnError
 
     task = progress.add(name)
     try:

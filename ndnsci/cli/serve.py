@@ -134,8 +134,8 @@ def _follow(published: Any, producer: Any, every: float, stop: threading.Event) 
 
 
 def _load_key(name: str) -> Any:
+    from ..errors import PublisherKeyError
     from ..ndn import keys
-    from ..ndn.errors import PublisherKeyError
 
     try:
         return keys.load(name)

@@ -25,15 +25,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import cc, keys, rdr, tlv
-from . import name as ndnname
-from .errors import (
+from ..errors import (
     FetchError,
     FetchTimeout,
     IntegrityError,
     NotFoundError,
     TransportError,
 )
+from . import cc, keys, rdr, tlv
+from . import name as ndnname
 from .transport import Face
 
 DISCOVERY_LIFETIME_MS = 1000

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import time
 
+from ..errors import TransportError
 from . import tlv
-from .errors import TransportError
 from .transport import Face
 
 ORIGIN_APP = 0

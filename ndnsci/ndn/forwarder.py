@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ForwarderError, TransportError
 from . import tlv
-from .errors import ForwarderError, TransportError
 from .transport import Face, default_socket
 
 VERSION = "v1.5.3"

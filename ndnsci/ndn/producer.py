@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from threading import Event
 from typing import Any
 
+from ..errors import TransportError
 from . import control, rdr, tlv
-from .errors import TransportError
 from .filehash import HashCache
 from .keys import PublisherKey
 from .transport import Face

@@ -10,8 +10,8 @@ import sys
 import pytest
 from ndn_support import free_port
 
+from ndnsci.errors import PublisherKeyError
 from ndnsci.ndn import forwarder, keys
-from ndnsci.ndn.errors import PublisherKeyError
 
 
 def ndnsci(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
+from ndnsci.errors import NotFoundError
 from ndnsci.ndn import tlv
 from ndnsci.ndn.consumer import FetchOptions, discover, fetch_one
-from ndnsci.ndn.errors import NotFoundError
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from ndn_support import Forwarder, Serve
 
+from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn import control, keys, rdr, tlv
 from ndnsci.ndn.consumer import FetchOptions, fetch
-from ndnsci.ndn.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
 

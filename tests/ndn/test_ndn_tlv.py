@@ -12,8 +12,8 @@ from ndn.encoding import parse_data as pyndn_parse_data
 from ndn.security import DigestSha256Signer
 from ndn.security.signer.ed25519_signer import Ed25519Signer
 
+from ndnsci.errors import InvalidNameError
 from ndnsci.ndn import keys, rdr, tlv
-from ndnsci.ndn.errors import InvalidNameError
 from ndnsci.ndn.name import from_uri, to_uri
 
 generic_values = st.binary(min_size=0, max_size=40)

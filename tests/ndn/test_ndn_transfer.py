@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ndnsci.errors import FetchError, IntegrityError, NotFoundError
 from ndnsci.ndn import keys
 from ndnsci.ndn.consumer import FetchOptions, fetch, list_directory
-from ndnsci.ndn.errors import FetchError, IntegrityError, NotFoundError
 
 
 def write(path: Path, size: int) -> bytes:

@@ -14,7 +14,6 @@ from ndnsci.errors import (
     QueryError,
     UnknownFacetError,
 )
-from ndnsci.ndn import errors as ndn_errors
 
 HADCM3_TAS = {"model": "HadCM3", "variable": "tas"}
 
@@ -135,9 +134,8 @@ def test_async_catalog(stack):
 
 
 def test_one_exception_tree():
-    for error in (UnknownFacetError, CatalogUnavailableError, ndn_errors.IntegrityError):
+    for error in (UnknownFacetError, CatalogUnavailableError, ndnsci.errors.IntegrityError):
         assert issubclass(error, NdnsciError)
-    assert ndn_errors.NdnError is ndnsci.errors.NdnError
 
 
 def test_the_sdk_loads_on_first_use():

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import ndnsci
+from ndnsci.errors import NotFoundError
 from ndnsci.ndn.consumer import fetch, list_directory
-from ndnsci.ndn.errors import NotFoundError
 
 LFNS = [
     "store/data/Run2017B/JetHT/NANOAOD/UL2017_MiniAODv2_NanoAODv9-v1/{n}0000/{guid}.root",
