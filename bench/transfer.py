@@ -327,23 +327,31 @@ def report(rates: dict[str, list[float]], rss: dict[str, list[int]]) -> None:
         print(f"peak RSS {label}: {max(values) / 1e6:.0f} MB")
 
 
-def sweep(b: Bench, sizes: list[int], windows: list[int], ccs: list[str]) -> None:
-    print("\nsweep (ndnsci fetch <- ndnsci serve)")
+def sweep(b: Bench, sizes: list[int], windows: list[int], ccs: list[str], repeat: int) -> None:
+    """Every (segment size, cc, window) point ``repeat`` times, rounds interleaved; medians."""
+    print(f"\nsweep (ndnsci fetch <- ndnsci serve, median of {repeat} interleaved rounds)")
     out = b.out / "file.bin"
-    for seg in sizes:
-        prefix = f"/bench/sweep{seg}"
-        serve = b.start_serve(prefix, seg)
-        for cc in ccs:
-            for window in windows:
-                b.new_version("file.bin", prefix)
-                args = fetch_args(f"{prefix}/file.bin", cc, window)
-                seconds, _ = b.consume(args, out, b.size)
-                print(
-                    f"sweep segment={seg} cc={cc} window={window}: "
-                    f"{b.size / seconds / 1e6:.1f} MB/s",
-                    flush=True,
-                )
-        b.stop(serve)
+    runs: dict[tuple[int, str, int], list[float]] = {}
+    for _ in range(repeat):
+        for seg in sizes:
+            prefix = f"/bench/sweep{seg}"
+            serve = b.start_serve(prefix, seg)
+            for cc in ccs:
+                for window in windows:
+                    b.new_version("file.bin", prefix)
+                    seconds, _ = b.consume(
+                        fetch_args(f"{prefix}/file.bin", cc, window), out, b.size
+                    )
+                    runs.setdefault((seg, cc, window), []).append(b.size / seconds / 1e6)
+            b.stop(serve)
+    for (seg, cc, window), rates in runs.items():
+        spread = f"{min(rates):.0f}-{max(rates):.0f}"
+        print(
+            f"sweep segment={seg} cc={cc} window={window}: "
+            f"{statistics.median(rates):.1f} MB/s ({spread})"
+        )
+    best = max(runs, key=lambda point: statistics.median(runs[point]))
+    print(f"sweep best: segment={best[0]} cc={best[1]} window={best[2]}")
 
 
 def main() -> None:
@@ -352,6 +360,7 @@ def main() -> None:
     parser.add_argument("--small-mb", type=int, default=64, help="python-ndn file, MiB (64)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sweep-mb", type=int, default=200, help="sweep file size, 0: none")
+    parser.add_argument("--sweep-rounds", type=int, default=3, help="repeats of each point")
     parser.add_argument("--windows", default="16,64,128,256")
     parser.add_argument("--segment-sizes", default="4096,6000,8000,8500")
     parser.add_argument("--ccs", default="fixed,aimd,cubic")
@@ -363,7 +372,8 @@ def main() -> None:
         try:
             b.start_forwarder(size // 4096 + 1)
             print(f"file: {size} bytes; forwarder {forwarder.binary()}", flush=True)
-            rounds(b, args.rounds, small)
+            if args.rounds:
+                rounds(b, args.rounds, small)
             if args.sweep_mb:
                 sweep_bench = b
                 sweep_bench.size = args.sweep_mb << 20
@@ -373,6 +383,7 @@ def main() -> None:
                     [int(s) for s in args.segment_sizes.split(",")],
                     [int(w) for w in args.windows.split(",")],
                     args.ccs.split(","),
+                    args.sweep_rounds,
                 )
         finally:
             b.cleanup()
