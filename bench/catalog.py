@@ -3,7 +3,11 @@
 Records are realistic: CMIP5 facets are whole rows of the GLADE listing in
 tests/data/corpora/cmip5_paths.tsv (so model, experiment, variable... keep their real joint
 distribution), with ensemble, version and time range varied to make distinct files; 10% are CMS
-LFNs from cms_lfns.tsv with varied file GUIDs. Queries are what a portal user does: one or two
+LFNs from cms_lfns.tsv with varied file GUIDs; each carries the ``input`` of
+``ndnsci translate --json`` (a GLADE path or the LFN). They are published as
+``ndnsci publish --records FILE`` publishes them: JSON lines read from a file, prepared by the
+loader's worker processes, RECORDS_BATCH lines per transaction; records/s are wall-clock, and
+per CPU-second of the publisher and its workers. Queries are what a portal user does: one or two
 facet filters with values drawn from the published distribution, or one free-text word, always
 with the facet counts; the landing page (no filter) and a name prefix are timed apart.
 Autocomplete: a random name cut at a random depth.
@@ -20,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import random
+import resource
 import socket
 import statistics
 import subprocess
@@ -36,19 +42,20 @@ import httpx
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ndnsci.catalog import loader  # noqa: E402
 from ndnsci.catalog.database import make_engine, make_sessionmaker  # noqa: E402
 from ndnsci.catalog.facetindex import FacetIndex, engine_source  # noqa: E402
-from ndnsci.catalog.ingest import prepare, publish  # noqa: E402
 from ndnsci.catalog.migrate import upgrade  # noqa: E402
-from ndnsci.catalog.records import parse_record  # noqa: E402
+from ndnsci.cli.publish import PREPARE_PROCESSES, RECORDS_BATCH  # noqa: E402
 
 CORPORA = ROOT / "tests" / "data" / "corpora"
 KEYS = ["product", "institute", "model", "experiment", "frequency", "realm", "table",
         "ensemble", "version", "variable"]  # fmt: skip
 QUERY_FACETS = ["model", "experiment", "variable", "frequency", "institute", "realm"]
 KINDS = ["1facet", "2facets", "text"]
-BATCH = 20_000  # as `ndnsci publish --records` (ndnsci.cli.publish.RECORDS_BATCH)
 QUERIES_PER_KIND = 200
+#: as `ndnsci publish --records` with the default --jobs (one per CPU, at most 2)
+PREPARE_WORKERS = min(os.cpu_count() or 1, PREPARE_PROCESSES)
 
 
 def _rows(file: str) -> list[dict[str, str]]:
@@ -66,7 +73,7 @@ def records(n: int, rng: random.Random) -> list[dict[str, Any]]:
             parts = lfn.split("/")
             facets = dict(zip(["area", "era", "primary_dataset", "tier", "processing", "counter",
                                "filename"], parts[2:], strict=True))  # fmt: skip
-            out.append({"name": "/CMS" + lfn, "scheme": "cms", "facets": facets})
+            out.append({"input": lfn, "name": "/CMS" + lfn, "scheme": "cms", "facets": facets})
             continue
         row = rng.choice(cmip5)
         facets = {k: row[f"gt_{k}"] or "x" for k in KEYS}
@@ -85,27 +92,36 @@ def records(n: int, rng: random.Random) -> list[dict[str, Any]]:
             + ".nc"
         )
         name = "/CMIP5/" + "/".join(facets[k] for k in KEYS) + "/" + filename
-        out.append({"name": name, "scheme": "cmip5", "filename": filename,
+        # as `ndnsci translate --json` gives them: the input path is kept as the original name
+        out.append({"input": "/glade/collections/cmip/cmip5" + name[6:], "name": name,
+                    "scheme": "cmip5", "filename": filename,
                     "facets": {"activity": "CMIP5", **facets, "geo": None},
                     "size": rng.randint(10**6, 10**10)})  # fmt: skip
     return out
 
 
-def _parse(raw: list[dict[str, Any]]) -> Any:
-    return prepare([parse_record(r) for r in raw])
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that ended (the loader's worker)."""
+    me, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
-def load(url: str, recs: list[dict[str, Any]]) -> tuple[float, float]:
-    """Publish ``recs`` in batches as ``ndnsci publish --records`` does: records/s (wall, CPU)."""
+def load(url: str, recs: list[dict[str, Any]], tmp: Path) -> tuple[float, float]:
+    """Publish ``recs`` as ``ndnsci publish --records FILE`` does (JSON lines read from a file,
+    prepared in a second process, RECORDS_BATCH per transaction): records/s (wall, CPU)."""
+    lines = tmp / "records.jsonl"
+    with lines.open("w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in recs)
     engine = make_engine(url)
     sessions = make_sessionmaker(engine)
-    started, cpu = time.perf_counter(), time.process_time()
-    for i in range(0, len(recs), BATCH):
-        prepared = _parse(recs[i : i + BATCH])
-        with sessions() as session:
-            publish(session, prepared)
-            session.commit()
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    started, cpu = time.perf_counter(), _cpu()
+    with lines.open(encoding="utf-8") as f:
+        loader.load(sessions, f, batch=RECORDS_BATCH, workers=PREPARE_WORKERS)
+    elapsed, cpu = time.perf_counter() - started, _cpu() - cpu
+    lines.unlink()
     with engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE")
         conn.commit()
@@ -224,9 +240,9 @@ def database(backend: str, n: int, tmp: Path, pg: Any) -> str:
     return str(pg.create_database(f"bench{n}"))
 
 
-def run(backend: str, n: int, recs: list[dict[str, Any]], url: str) -> dict[str, float]:
+def run(backend: str, n: int, recs: list[dict[str, Any]], url: str, tmp: Path) -> dict[str, float]:
     upgrade(url)
-    wall, cpu = load(url, recs)
+    wall, cpu = load(url, recs, tmp)
     figures = {"publish records/s": wall, "publish records/CPU-s": cpu}
     print(f"{backend} n={n} publish: {wall:,.0f} records/s ({cpu:,.0f}/CPU-s)", flush=True)
     figures["index load s"] = index_load_seconds(url)
@@ -270,7 +286,7 @@ def main() -> None:
                 recs = records(n, random.Random(n))
                 for backend in args.backends:
                     url = database(backend, n, Path(tmp), pg)
-                    results[(backend, n)] = run(backend, n, recs, url)
+                    results[(backend, n)] = run(backend, n, recs, url, Path(tmp))
                 del recs
         growth(results)
     finally:

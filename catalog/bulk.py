@@ -18,21 +18,25 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-#: the columns of ``files`` a publish writes, in this order
-FILE_COLUMNS = (
-    "id", "name", "scheme", "filename", "size", "sha256", "mtime", "version", "time_start",
-    "time_end", "facets", "packed", "corrections", "metadata", "seq", "published_at",
+#: the columns of ``files`` that come from the record (prepared before the lock is taken)
+RECORD_COLUMNS = (
+    "name", "scheme", "filename", "original", "original_path", "size", "sha256", "mtime",
+    "version", "time_start", "time_end", "facets", "corrections", "metadata",
 )  # fmt: skip
+#: the columns of ``files`` a publish writes, in this order: the record's, then those known
+#: under the lock
+FILE_COLUMNS = (*RECORD_COLUMNS, "id", "packed", "seq", "published_at")
 JSON_COLUMNS = ("facets", "corrections", "metadata")
 CHANGE_COLUMNS = ("seq", "op", "name", "version", "at", "file_id")
 HISTORY_COLUMNS = ("name", "version", "record", "seq", "replaced_at")
-TREE_COLUMNS = ("path", "parent", "component", "files", "leaves")
+TREE_COLUMNS = ("parent", "component", "files", "leaves")
 CHUNK = 500
 #: SQLite page cache of a publishing connection (KiB): the name index of a million files
 #: (~150 MB) stays cached, instead of being re-read from the OS for each batch's random names
 PUBLISH_CACHE_KIB = 262_144
-#: checkpoint the WAL of a publishing connection every ~256 MB instead of every 4 MB: a page
-#: rewritten by several batches is copied to the database once, and fsync runs far less often
+#: checkpoint the WAL of a publishing connection every 65,536 pages (1 GB of 16 KB pages)
+#: instead of every 1,000: a page rewritten by several batches is copied to the database once,
+#: and fsync runs far less often
 PUBLISH_CHECKPOINT_PAGES = 65_536
 
 
@@ -52,33 +56,18 @@ def time_code(value: str) -> int:
     return int(value[0:4] + value[5:7] + value[8:10] + value[11:13] + value[14:16] + value[17:19])
 
 
-def pack(
-    file_id: int,
-    seq: int,
-    *,
-    size: int | None,
-    start: str | None,
-    end: str | None,
-    ids: Sequence[int],
-) -> bytes:
-    head = HEAD.pack(
-        file_id,
-        seq,
-        NO_SIZE if size is None else size,
-        NO_START if start is None else time_code(start),
-        NO_END if end is None else time_code(end),
-    )
-    return head + struct.pack(f"<{len(ids)}i", *ids)
-
-
 def unpack_ids(packed: bytes | memoryview | None) -> list[int]:
     """The facet value ids of a ``files.packed`` column."""
     body = bytes(packed or b"")[HEAD.size :]
     return list(struct.unpack(f"<{len(body) // 4}i", body))
 
 
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def dump_json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"))
+    return None if value is None else _encode(value)
 
 
 def load_json(value: Any) -> Any:
@@ -149,11 +138,12 @@ class Writer:
 
     def update_files(self, rows: list[tuple[Any, ...]]) -> None:
         """Replace whole rows by id (``rows`` as for :meth:`insert_files`)."""
-        columns = [c for c in FILE_COLUMNS if c not in ("id", "name")]
-        assignments = ", ".join(f"{c} = ?" for c in columns)
+        kept = [i for i, c in enumerate(FILE_COLUMNS) if c not in ("id", "name")]
+        assignments = ", ".join(f"{FILE_COLUMNS[i]} = ?" for i in kept)
+        at_id = FILE_COLUMNS.index("id")
         self.many(
             f"UPDATE files SET {assignments} WHERE id = ?",
-            [(*row[2:], row[0]) for row in rows],
+            [(*(row[i] for i in kept), row[at_id]) for row in rows],
         )
 
     def delete_file(self, file_id: int) -> None:
@@ -171,16 +161,17 @@ class Writer:
     def delete_fulltext(self, ids: list[int]) -> None:
         self.many("DELETE FROM files_fts WHERE rowid = ?", [(i,) for i in ids])
 
-    def add_tree_counts(self, rows: list[tuple[str, str, str, int, int]]) -> None:
-        """Add (files, leaves) to each path, creating nodes; drop the nodes left empty."""
+    def add_tree_counts(self, rows: list[tuple[str, str, int, int]]) -> None:
+        """Add (files, leaves) to each (parent, component), creating nodes; drop the nodes left
+        empty. ``rows`` hold one row per node."""
         self.many(
-            "INSERT INTO tree_nodes (path, parent, component, files, leaves) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (parent, component) DO UPDATE SET "
+            "INSERT INTO tree_nodes (parent, component, files, leaves) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (parent, component) DO UPDATE SET "
             "files = tree_nodes.files + excluded.files, "
             "leaves = tree_nodes.leaves + excluded.leaves",
             rows,
         )
-        emptied = [(r[1], r[2]) for r in rows if r[3] < 0]
+        emptied = [(r[0], r[1]) for r in rows if r[2] < 0]
         self.many(
             "DELETE FROM tree_nodes WHERE parent = ? AND component = ? AND files <= 0", emptied
         )
@@ -230,21 +221,20 @@ class PostgresWriter(Writer):
         if self._temp:
             return
         for statement in (
-            'CREATE TEMP TABLE IF NOT EXISTS tmp_tree (path TEXT COLLATE "C", '
-            'parent TEXT COLLATE "C", component TEXT COLLATE "C", files BIGINT, '
-            "leaves BIGINT) ON COMMIT DELETE ROWS",
+            'CREATE TEMP TABLE IF NOT EXISTS tmp_tree (parent TEXT COLLATE "C", '
+            'component TEXT COLLATE "C", files BIGINT, leaves BIGINT) ON COMMIT DELETE ROWS',
         ):
             self.connection.exec_driver_sql(statement)
         self._temp = True
 
-    def add_tree_counts(self, rows: list[tuple[str, str, str, int, int]]) -> None:
+    def add_tree_counts(self, rows: list[tuple[str, str, int, int]]) -> None:
         if not rows:
             return
         self._temp_tables()
         self._copy("tmp_tree", TREE_COLUMNS, rows)
         self.connection.exec_driver_sql(
-            "INSERT INTO tree_nodes (path, parent, component, files, leaves) "
-            "SELECT path, parent, component, files, leaves FROM tmp_tree "
+            "INSERT INTO tree_nodes (parent, component, files, leaves) "
+            "SELECT parent, component, files, leaves FROM tmp_tree "
             "ORDER BY parent, component ON CONFLICT (parent, component) DO UPDATE SET "
             "files = tree_nodes.files + excluded.files, "
             "leaves = tree_nodes.leaves + excluded.leaves"

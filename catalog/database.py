@@ -17,6 +17,9 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+#: SQLite page size of new catalogs (existing ones keep theirs)
+PAGE_SIZE = 16384
+
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
     """An engine for ``url``; a SQLite file's directory is created when missing."""
@@ -38,6 +41,9 @@ def _sqlite_engine(url: str, database: str | None, echo: bool) -> Engine:
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (below)
         cursor = dbapi_connection.cursor()
+        # a new database only (the size is fixed by the first write, WAL mode included): a
+        # million-file bulk publish dirties fewer pages (bench/catalog.py: ~15% faster)
+        cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; safe with WAL
         cursor.execute("PRAGMA busy_timeout=30000")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import text
 from sqlalchemy.sql.elements import TextClause
@@ -43,21 +43,41 @@ TEXT_ATTRIBUTES = (
 VARIABLE_ATTRIBUTES = ("long_name", "standard_name")
 
 
+#: ASCII bytes -> themselves lower-cased if a letter or digit, else a space
+_ASCII_WORDS = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
+)
+
+
 def tokens(text_: str) -> list[str]:
+    """Lower-case runs of letters and digits (the regular expression ``_TOKEN``)."""
+    if text_.isascii():  # the common case, ~4x faster: one table lookup per character
+        return text_.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
     return _TOKEN.findall(text_.lower())
 
 
 def document(
-    components: Sequence[str], facets: Mapping[str, str | None], metadata: Mapping[str, Any] | None
+    components: Sequence[str],
+    facets: Mapping[str, str | None],
+    metadata: Mapping[str, Any] | None,
+    original: str | None = None,
+    original_path: str | None = None,
 ) -> str:
-    """The searchable text of one file: name components, facet values, selected attributes."""
-    sources = dict.fromkeys([*components, *(v for v in facets.values() if v)])
+    """The searchable text of one file: name components, facet values, the original file name
+    and the directories of its original path, selected attributes."""
+    found = dict.fromkeys([*components, *facets.values()])
+    found.pop(None, None)  # a facet without a value
+    sources = cast("dict[str, None]", found)
+    if original:
+        sources.setdefault(original)
+    if original_path:
+        for part in original_path.split("/"):
+            sources.setdefault(part)
     if metadata:
         for value in _attribute_texts(metadata):
             sources.setdefault(value)
-    # one regex pass over the joined sources (a space separates them: never part of a token)
-    words = _TOKEN.findall(" ".join(sources).lower())
-    return " ".join(words[:MAX_TOKENS])
+    # one pass over the joined sources (a space separates them: never part of a token)
+    return " ".join(tokens(" ".join(sources))[:MAX_TOKENS])
 
 
 def _attribute_texts(metadata: Mapping[str, Any]) -> Iterable[str]:

@@ -18,17 +18,24 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy.orm import Session
 
 from . import bulk, fulltext
 from .records import Record
 
 CHUNK = 500  # bound parameters per IN list: far under every backend's limit
+#: a ``tree_nodes`` delta: (parent, component, files, leaves)
+TreeRow = tuple[str, str, int, int]
+_SIZE = bulk.RECORD_COLUMNS.index("size")
+_VERSION = bulk.RECORD_COLUMNS.index("version")
 
 
 @dataclass(slots=True)
@@ -100,7 +107,9 @@ class _Batch:
     changes: list[tuple[Any, ...]] = field(default_factory=list)
     fts_docs: list[tuple[int, str]] = field(default_factory=list)
     fts_deletes: list[int] = field(default_factory=list)
-    #: files added (or removed, negative) per parent directory
+    #: tree count deltas (parent, component, files, leaves), summed per node
+    tree: list[TreeRow] = field(default_factory=list)
+    #: files added (or removed, negative) per parent directory, on top of ``tree``
     parents: Counter[str] = field(default_factory=Counter)
 
     def remove(self, old: dict[str, Any], seq: int) -> None:
@@ -116,32 +125,88 @@ class _Batch:
         writer.update_files(self.updates)
         fulltext.insert(writer, self.fts_docs)
         writer.insert_changes(self.changes)
-        writer.add_tree_counts(_tree_rows(self.parents))
+        tree = self.tree
+        if self.parents:
+            tree = _merge_tree(tree, _tree_rows(self.parents))
+        writer.add_tree_counts(tree)
 
 
 @dataclass(slots=True)
 class Prepared:
-    """A batch with everything computed that needs no database (no lock held meanwhile)."""
+    """A batch with everything computed that needs no database and no lock.
 
-    records: list[Record]  # one per name (the last one given), in name order
+    Plain tuples, strings and buffers, cheap to pickle: ``ndnsci publish --records`` prepares
+    the next batch in a second process while this one writes (:mod:`ndnsci.catalog.loader`).
+    """
+
+    #: per name (the last record given for it), in name order: the values of
+    #: :data:`bulk.RECORD_COLUMNS` (JSON columns as text)
+    rows: list[tuple[Any, ...]]
     documents: list[str]
-    facets: list[str]  # JSON
-    values: dict[str, set[str]]  # facet values used, by key
+    #: per row: size, time_start and time_end as ``files.packed`` stores them
+    codes: list[tuple[int, int, int]]
+    #: the batch's (key, value) facet pairs; ``refs`` indexes them (int32), ``offsets[i]`` to
+    #: ``offsets[i + 1]`` are row i's, in the order of its facets
+    values: list[tuple[str, str]]
+    refs: bytes
+    offsets: list[int]
+    #: tree count deltas as if every name were new
+    tree: list[TreeRow]
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 def prepare(records: Sequence[Record]) -> Prepared:
     by_name = {r.name: r for r in records}  # the last record of a name wins
-    ordered = [by_name[name] for name in sorted(by_name)]  # ids in name order: see below
-    values: dict[str, set[str]] = {}
-    for record in ordered:
-        for key, value in record.facets.items():
+    # ids in name order: the name index takes each batch in sorted runs
+    ordered = [by_name[name] for name in sorted(by_name)]
+    pairs: dict[tuple[str, str], int] = {}
+    refs = array("i")
+    offsets = [0]
+    rows = []
+    codes = []
+    documents = []
+    # the hot loop of a bulk load: names bound locally
+    dump, code, ref_of, add_ref = bulk.dump_json, bulk.time_code, pairs.get, refs.append
+    parents: dict[str, int] = {}
+    for r in ordered:
+        for key, value in r.facets.items():
             if value is not None:
-                values.setdefault(key, set()).add(value)
+                ref = ref_of((key, value))
+                if ref is None:
+                    ref = pairs[key, value] = len(pairs)
+                add_ref(ref)
+        offsets.append(len(refs))
+        rows.append(
+            (
+                r.name, r.scheme, r.filename, r.original, r.original_path, r.size, r.sha256,
+                r.mtime, r.version, r.time_start, r.time_end, dump(r.facets) or "{}",
+                dump(r.corrections) if r.corrections else "[]", dump(r.metadata),
+            )
+        )  # fmt: skip
+        codes.append(
+            (
+                bulk.NO_SIZE if r.size is None else r.size,
+                bulk.NO_START if r.time_start is None else code(r.time_start),
+                bulk.NO_END if r.time_end is None else code(r.time_end),
+            )
+        )
+        documents.append(
+            fulltext.document(r.components, r.facets, r.metadata, r.original, r.original_path)
+        )
+        parent = r.name.rpartition("/")[0]
+        parents[parent] = parents.get(parent, 0) + 1
+    if sys.byteorder != "little":
+        refs.byteswap()
     return Prepared(
-        records=ordered,
-        documents=[fulltext.document(r.components, r.facets, r.metadata) for r in ordered],
-        facets=[bulk.dump_json(r.facets) or "{}" for r in ordered],
-        values=values,
+        rows=rows,
+        documents=documents,
+        codes=codes,
+        values=list(pairs),
+        refs=refs.tobytes(),
+        offsets=offsets,
+        tree=_tree_rows(parents),
     )
 
 
@@ -149,36 +214,44 @@ def publish(session: Session, records: Sequence[Record] | Prepared) -> PublishRe
     """Insert new names, replace changed ones (keeping the old version in the history)."""
     batch = records if isinstance(records, Prepared) else prepare(records)
     result = PublishResult()
-    if not batch.records:
+    if not batch.rows:
         return result
     writer = bulk.writer(session.connection())
     state = _State(writer)
-    # names are inserted in order, so the name index takes each batch in sorted runs
-    existing = writer.existing([r.name for r in batch.records])
-    value_ids = _value_ids(writer, batch.values)
+    existing = writer.existing([row[0] for row in batch.rows])
+    ids = np.asarray(_value_ids(writer, batch.values), dtype="<i4")
+    facet_ids = ids[np.frombuffer(batch.refs, dtype="<i4")].tobytes() if len(ids) else b""
     rows = _Batch(now())
-    for record, document, facets in zip(batch.records, batch.documents, batch.facets, strict=True):
-        old = existing.get(record.name)
-        if old is not None and _same(old, record):
-            result.unchanged += 1
-            continue
+    stamp = rows.stamp
+    head = bulk.HEAD.pack
+    offsets = batch.offsets
+    known: Counter[str] = Counter()  # names already published: the tree has them
+    for k, row in enumerate(batch.rows):
+        name = row[0]
+        old = existing.get(name) if existing else None
+        if old is not None:
+            known[name.rpartition("/")[0]] -= 1
+            if _same(old, row):
+                result.unchanged += 1
+                continue
         seq = state.next_seq()
-        ids = [value_ids[k][v] for k, v in record.facets.items() if v is not None]
         if old is None:
             file_id = state.new_id()
             state.files += 1
-            rows.parents[record.name.rpartition("/")[0]] += 1
             result.inserted += 1
         else:
             file_id = old["id"]
             state.bytes -= old["size"] or 0
             rows.remove(old, seq)
             result.replaced += 1
-        state.bytes += record.size or 0
-        row = _file_row(record, file_id, facets=facets, ids=ids, seq=seq, stamp=rows.stamp)
-        (rows.inserts if old is None else rows.updates).append(row)
-        rows.fts_docs.append((file_id, document))
-        rows.changes.append((seq, "publish", record.name, record.version, rows.stamp, file_id))
+        state.bytes += row[_SIZE] or 0
+        packed = (
+            head(file_id, seq, *batch.codes[k]) + facet_ids[4 * offsets[k] : 4 * offsets[k + 1]]
+        )
+        (rows.inserts if old is None else rows.updates).append((*row, file_id, packed, seq, stamp))
+        rows.fts_docs.append((file_id, batch.documents[k]))
+        rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id))
+    rows.tree = _merge_tree(batch.tree, _tree_rows(known)) if known else batch.tree
     rows.write(writer)
     state.save()
     result.last_seq = state.seq
@@ -205,26 +278,27 @@ def retract(session: Session, name: str) -> int | None:
     return seq
 
 
-def _same(old: dict[str, Any], record: Record) -> bool:
-    """Is ``record`` what is published already? (Republishing it must change nothing.)"""
-    for key in ("scheme", "filename", "size", "sha256", "mtime", "version"):
-        if old[key] != getattr(record, key):
+def _same(old: dict[str, Any], row: tuple[Any, ...]) -> bool:
+    """Is ``row`` what is published already? (Republishing it must change nothing.)"""
+    for column, value in zip(bulk.RECORD_COLUMNS, row, strict=True):
+        if column in bulk.JSON_COLUMNS:
+            # JSON compared as canonical text: key order does not matter, NaN equals NaN
+            if _canonical(old[column]) != _canonical(bulk.load_json(value)):
+                return False
+        elif old[column] != value:
             return False
-    if (old["time_start"], old["time_end"]) != (record.time_start, record.time_end):
-        return False
-    # JSON fields compared as canonical text: key order does not matter, NaN equals NaN
-    return all(
-        _canonical(old[key]) == _canonical(getattr(record, key))
-        for key in ("facets", "corrections", "metadata")
-    )
+    return True
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _value_ids(writer: bulk.Writer, wanted: dict[str, set[str]]) -> dict[str, dict[str, int]]:
-    """Ids of every (key, value) in the batch, by key then value, creating the missing ones."""
+def _value_ids(writer: bulk.Writer, pairs: list[tuple[str, str]]) -> list[int]:
+    """The id of each (key, value) pair, creating the missing ones."""
+    wanted: dict[str, set[str]] = {}
+    for key, value in pairs:
+        wanted.setdefault(key, set()).add(value)
     ids = {key: writer.value_ids(key, sorted(values)) for key, values in wanted.items()}
     created = {key: sorted(values - ids[key].keys()) for key, values in wanted.items()}
     created = {key: values for key, values in created.items() if values}
@@ -237,55 +311,50 @@ def _value_ids(writer: bulk.Writer, wanted: dict[str, set[str]]) -> dict[str, di
         )
         for key, values in created.items():
             ids[key].update(writer.value_ids(key, values))
-    return ids
+    return [ids[key][value] for key, value in pairs]
 
 
-def _tree_rows(parents: Counter[str]) -> list[tuple[str, str, str, int, int]]:
-    """(path, parent, component, files delta, leaves delta) of every prefix touched."""
-    files: dict[str, int] = {}
-    level = {path: delta for path, delta in parents.items() if delta}
-    while level:  # one level up at a time: shared ancestors are summed, not walked per file
-        up: dict[str, int] = {}
-        for path, delta in level.items():
-            files[path] = files.get(path, 0) + delta
-            parent = path.rpartition("/")[0]
-            if parent:
-                up[parent] = up.get(parent, 0) + delta
-        level = up
-    rows = []
-    for path in sorted(files):  # about the primary key's order: neighbouring pages
-        delta = files[path]
-        if delta:
-            parent, _, component = path.rpartition("/")
-            rows.append((path, parent, component, delta, parents.get(path, 0)))
-    return rows
+def _tree_rows(parents: Mapping[str, int]) -> list[TreeRow]:
+    """The count deltas of every prefix of the directories in ``parents`` (files added to each,
+    negative when removed), in path order: about the key order, so neighbouring rows share
+    pages. One walk over the sorted paths: the paths under a prefix are one run of them, so a
+    node is complete when the walk leaves it, and adds its count to its parent's."""
+    rows: list[TreeRow | None] = []
+    # the open nodes from the root down: [path + "/", files, leaves, index of its row]
+    stack: list[list[Any]] = []
+    # "P/" sorts before every "P/...", and the strings with a prefix are an interval: sorted
+    # so, a node and everything under it are one run (sorted plainly, "/a" and "/a/b" would
+    # be apart: "/a-b" sorts between them)
+    for key in sorted(path + "/" for path, delta in parents.items() if delta):
+        while stack and not key.startswith(stack[-1][0]):
+            _close(stack, rows)
+        opened = stack[-1][0] if stack else "/"
+        for component in key[len(opened) : -1].split("/") if len(key) > len(opened) else ():
+            opened = f"{opened}{component}/"
+            stack.append([opened, 0, 0, len(rows)])
+            rows.append(None)
+        delta = parents[key[:-1]]
+        stack[-1][1] += delta
+        stack[-1][2] += delta
+    while stack:
+        _close(stack, rows)
+    return [row for row in rows if row is not None]
 
 
-def _file_row(
-    record: Record, file_id: int, *, facets: str, ids: list[int], seq: int, stamp: str
-) -> tuple[Any, ...]:
-    return (
-        file_id,
-        record.name,
-        record.scheme,
-        record.filename,
-        record.size,
-        record.sha256,
-        record.mtime,
-        record.version,
-        record.time_start,
-        record.time_end,
-        facets,
-        bulk.pack(
-            file_id,
-            seq,
-            size=record.size,
-            start=record.time_start,
-            end=record.time_end,
-            ids=ids,
-        ),
-        bulk.dump_json(record.corrections) if record.corrections else "[]",
-        bulk.dump_json(record.metadata),
-        seq,
-        stamp,
-    )
+def _close(stack: list[list[Any]], rows: list[TreeRow | None]) -> None:
+    key, files, leaves, index = stack.pop()
+    if files:
+        parent, _, component = key[:-1].rpartition("/")
+        rows[index] = (parent, component, files, leaves)
+        if stack:
+            stack[-1][1] += files
+
+
+def _merge_tree(a: list[TreeRow], b: list[TreeRow]) -> list[TreeRow]:
+    """Deltas summed per node (nodes left unchanged dropped)."""
+    total: dict[tuple[str, str], list[int]] = {}
+    for parent, component, files, leaves in (*a, *b):
+        counts = total.setdefault((parent, component), [0, 0])
+        counts[0] += files
+        counts[1] += leaves
+    return [(*key, f, n) for key, (f, n) in total.items() if f]

@@ -68,6 +68,10 @@ class File(Base):
     name: Mapped[str] = mapped_column(CText, unique=True)
     scheme: Mapped[str] = mapped_column(String(64))
     filename: Mapped[str | None] = mapped_column(String)
+    #: the file name before corrections (the last component of the translator's input)
+    original: Mapped[str] = mapped_column(String)
+    #: the path below the directory ``ndnsci publish`` walked, as found; None for name records
+    original_path: Mapped[str | None] = mapped_column(String)
     size: Mapped[int | None] = mapped_column(BigInteger)
     sha256: Mapped[str | None] = mapped_column(String(64))
     mtime: Mapped[float | None]
@@ -109,7 +113,7 @@ class TreeNode(Base):
 
     parent: Mapped[str] = mapped_column(CText, primary_key=True)
     component: Mapped[str] = mapped_column(CText, primary_key=True)
-    path: Mapped[str] = mapped_column(CText)
+    # the node's own path is parent + "/" + component (not stored: a third of the row)
     #: files anywhere under this prefix
     files: Mapped[int] = mapped_column(BigInteger)
     #: files directly under this prefix

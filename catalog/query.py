@@ -40,7 +40,8 @@ SORTS: tuple[str, ...] = Sort.__args__  # type: ignore[attr-defined]
 MAX_LIMIT = 1000
 MAX_VALUES_PER_FILTER = 100
 #: page columns, as the API returns them
-SUMMARY = ("name", "filename", "scheme", "size", "sha256", "facets", "time_start", "time_end")
+SUMMARY = ("name", "filename", "original", "scheme", "size", "sha256", "facets", "time_start",
+           "time_end")  # fmt: skip
 
 
 @dataclass(slots=True)

@@ -3,6 +3,9 @@
 A record is what the translators and the extractor produce: the keys of
 ``Translation.to_dict()`` (``ndnsci translate --json``) plus, when the file was read,
 ``metadata`` (the extractor's dict), ``size``, ``sha256``, ``mtime`` and ``version``.
+The original file name (``original``) is the last component of the translator's ``input`` (what
+it was given, before corrections) unless the record states it; ``original_path`` is the file's
+path relative to the directory ``ndnsci publish`` walked, never an absolute provider path.
 Well-known keys inside ``metadata`` (size, sha256, time coverage) are read defensively: the
 extractor's layout may grow, and a record without them is still a valid name record.
 
@@ -66,6 +69,10 @@ class Record:
     name: str
     scheme: str
     filename: str | None
+    #: the file name before corrections (the canonical ``filename`` when not known)
+    original: str
+    #: the path relative to the published directory, as found (None for name-only records)
+    original_path: str | None
     facets: dict[str, str | None]
     corrections: list[dict[str, str]]
     metadata: dict[str, Any] | None
@@ -78,9 +85,10 @@ class Record:
 
     @property
     def components(self) -> list[str]:
-        if _PLAIN_NAME.match(self.name):  # nothing escaped: no need to unescape
-            return self.name[1:].split("/")
-        return split_name(self.name)
+        name = self.name  # canonical (normalize_name): anything but A-Z a-z 0-9 - . _ ~ escaped
+        if "%" not in name and "/." not in name:  # nothing escaped, no all-period component
+            return name[1:].split("/")
+        return split_name(name)
 
 
 def normalize_name(name: object) -> str:
@@ -126,9 +134,12 @@ def normalize_time(text: object, *, upper: bool) -> str | None:
     match = _TIME.match(text.strip())
     if match is None:
         return None
+    year, month, day, hour, minute, second = match.groups()
     fill = _UPPER if upper else _LOWER
-    parts = [match[k] or fill[i] for i, k in enumerate("mdHMS")]
-    return f"{match['y']}-{parts[0]}-{parts[1]}T{parts[2]}:{parts[3]}:{parts[4]}"
+    return (
+        f"{year}-{month or fill[0]}-{day or fill[1]}T{hour or fill[2]}:{minute or fill[3]}:"
+        f"{second or fill[4]}"
+    )
 
 
 def parse_record(obj: object) -> Record:
@@ -153,6 +164,8 @@ def parse_record(obj: object) -> Record:
         name=name,
         scheme=scheme,
         filename=filename,
+        original=_optional_str(obj, "original") or original_name(obj.get("input")) or filename,
+        original_path=_relative_path(obj.get("original_path")),
         facets=_facets(obj.get("facets")),
         corrections=_corrections(obj.get("corrections")),
         metadata=metadata,
@@ -184,6 +197,35 @@ def parse_lines(lines: Iterable[bytes | str], *, limit: int | None = None) -> li
     return records
 
 
+def record_from_line(line: str | bytes, number: int) -> dict[str, Any] | tuple[str, str] | None:
+    """One line of ``ndnsci translate --json`` -> a publish record, (source, reason) when it
+    cannot be published, or None for a blank line.
+
+    The record keeps ``_source`` (the input, else ``line N``) for reports; ``original`` is
+    derived from the input (its last component), which itself is not published.
+    """
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        return (f"line {number}", f"not valid JSON: {exc}")
+    if not isinstance(obj, dict) or not obj.get("ok", True) or not obj.get("name"):
+        error = obj.get("error") if isinstance(obj, dict) else None
+        reason = error.get("message", "") if isinstance(error, dict) else "no name"
+        source = obj.get("input", f"line {number}") if isinstance(obj, dict) else f"line {number}"
+        return (str(source), f"cannot be named: {reason}")
+    given = obj.pop("input", None)
+    obj.pop("ok", None)
+    obj.pop("error", None)
+    if "original" not in obj:
+        original = original_name(given)
+        if original is not None:
+            obj["original"] = original
+    obj["_source"] = given or f"line {number}"
+    return obj
+
+
 def _optional_str(obj: Mapping[str, Any], key: str) -> str | None:
     value = obj.get(key)
     if value is None:
@@ -193,22 +235,61 @@ def _optional_str(obj: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
+def original_name(text: object) -> str | None:
+    """The last component of a translator's input (a path, a file name, an ESGF id, an LFN):
+    the file name as it was before corrections. None when there is nothing usable."""
+    if not isinstance(text, str):
+        return None
+    base = text.rstrip("/").rpartition("/")[2]
+    if "/" not in text and "\\" in base:  # a Windows path, as the translators accept it
+        base = base.rpartition("\\")[2]
+    base = base.partition("|")[0].strip()  # ESGF search ids end in |<data node>
+    if not base or len(base) > MAX_VALUE or _has_control(base):
+        return None
+    return base
+
+
+def _relative_path(value: object) -> str | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > MAX_NAME
+        or value.startswith(("/", "\\"))
+        or ".." in value.replace("\\", "/").split("/")
+        or _has_control(value)
+    ):
+        raise RecordError(
+            "'original_path' must be a relative path (below the published directory) of at "
+            f"most {MAX_NAME} printable characters, without '..'"
+        )
+    return value
+
+
 def _facets(value: object) -> dict[str, str | None]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise RecordError("'facets' must be an object of key -> string or null")
-    facets: dict[str, str | None] = {}
-    for key, item in value.items():
-        if key not in _GOOD_KEYS:
+    facets: dict[str, str | None] = value if type(value) is dict else dict(value)
+    if not _GOOD_KEYS.issuperset(facets):
+        for key in facets:
             _check_key(key)
-        if item is not None and (not isinstance(item, str) or not item or len(item) > MAX_VALUE):
-            raise RecordError(f"facet {key!r} must be a non-empty printable string or null")
-        facets[key] = item
-    # one scan of all values together: control characters are looked for per character
-    if _has_control("".join(v for v in facets.values() if v is not None)):
-        bad = next(k for k, v in facets.items() if v is not None and _has_control(v))
-        raise RecordError(f"facet {bad!r} must be a non-empty printable string or null")
+    # the checks run over all values at once (C loops); the slow path finds the culprit
+    values = [v for v in facets.values() if v is not None]
+    if values and (
+        not all(type(v) is str for v in values)
+        or not all(values)
+        or max(map(len, values)) > MAX_VALUE
+        # one scan of all values together: control characters are looked for per character
+        or _has_control("".join(values))
+    ):
+        for key, item in facets.items():
+            if item is not None and (
+                not isinstance(item, str) or not item or len(item) > MAX_VALUE or _has_control(item)
+            ):
+                raise RecordError(f"facet {key!r} must be a non-empty printable string or null")
     return facets
 
 

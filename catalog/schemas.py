@@ -9,7 +9,11 @@ from pydantic import BaseModel, Field, model_validator
 
 class FileSummary(BaseModel):
     name: str
-    filename: str | None
+    filename: str | None = Field(description="the canonical file name (last name component)")
+    original: str = Field(
+        description="the file name before corrections: the last component of what the "
+        "translator was given (the canonical file name when that is not known)"
+    )
     scheme: str
     size: int | None
     sha256: str | None
@@ -56,6 +60,10 @@ class HistoryEntry(BaseModel):
 
 
 class FileRecord(FileSummary):
+    original_path: str | None = Field(
+        description="the file's path below the directory it was published from, before "
+        "corrections (null when it was published by name only)"
+    )
     mtime: float | None
     version: str | None
     corrections: list[dict[str, str]]

@@ -30,7 +30,7 @@ def autocomplete(session: Session, prefix: str, limit: int) -> list[dict[str, An
     _check_prefix(prefix, "prefix")
     parent, _, partial = prefix.rpartition("/")
     nodes = session.execute(
-        select(TreeNode.path, TreeNode.component, TreeNode.files)
+        select(TreeNode.component, TreeNode.files)
         .where(
             TreeNode.parent == parent,
             TreeNode.component >= partial,
@@ -40,7 +40,7 @@ def autocomplete(session: Session, prefix: str, limit: int) -> list[dict[str, An
         .limit(limit)
     ).all()
     completions = [
-        {"component": c, "name": path, "count": n, "leaf": False} for path, c, n in nodes
+        {"component": c, "name": f"{parent}/{c}", "count": n, "leaf": False} for c, n in nodes
     ]
     if len(completions) < limit and _has_leaves(session, parent):
         completions += _leaves(session, parent, partial, limit - len(completions), 0)
@@ -63,9 +63,9 @@ def browse(session: Session, path: str, limit: int, offset: int) -> dict[str, An
         )
     n_dirs = int(session.scalar(select(func.count()).where(TreeNode.parent == path)) or 0)
     children = [
-        {"component": c, "name": p, "count": n, "leaf": False}
-        for p, c, n in session.execute(
-            select(TreeNode.path, TreeNode.component, TreeNode.files)
+        {"component": c, "name": f"{path}/{c}", "count": n, "leaf": False}
+        for c, n in session.execute(
+            select(TreeNode.component, TreeNode.files)
             .where(TreeNode.parent == path)
             .order_by(TreeNode.component)
             .limit(limit)

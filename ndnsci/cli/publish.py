@@ -10,7 +10,11 @@ a re-run skips files whose size and mtime did not change (``--force`` republishe
 that cannot be named or read go to the quarantine report with the reason; publishing continues.
 
 ``--records`` loads the JSON lines of ``ndnsci translate --json`` (names only, no files): the
-fast path for a listing of millions of names.
+fast path for a listing of millions of names. Into a database, batches of RECORDS_BATCH lines are
+prepared by up to two other processes (``--jobs``) while this one writes.
+
+Each file keeps its original name (the last component of the translator's input, before
+corrections) and, walking directories, its path below the directory given.
 
 The target is a catalog server (``--catalog URL`` with ``--token`` or ``$NDNSCI_TOKEN``) or a
 database (``--db URL``, default ``$NDNSCI_DB`` or the user's SQLite catalog).
@@ -34,10 +38,13 @@ from ..translators import translate
 from ..translators.registry import AUTO
 from .translate import walk
 
+#: keys of ``ndnsci translate --json`` that describe the translation, not the file
 TRANSLATION_ONLY = ("input", "ok", "error")
 #: records per transaction with --records: at a million files a batch dirties pages all over
 #: the name, tree and free-text indexes, and bigger batches dirty each page fewer times
-RECORDS_BATCH = 20_000
+RECORDS_BATCH = 100_000
+#: processes preparing --records batches at most (the writer is one more): two keep up with it
+PREPARE_PROCESSES = 2
 
 
 def register(subparsers: Any) -> None:
@@ -96,36 +103,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _publish_records(args: argparse.Namespace, target: Target, report: _Report) -> None:
-    stream = sys.stdin if args.records == "-" else open(args.records, encoding="utf-8")  # noqa: SIM115
+    # bytes: lines go to the preparing processes as they are (JSON is decoded over there)
+    stdin = getattr(sys.stdin, "buffer", sys.stdin)  # a replaced stdin may be text only
+    stream = stdin if args.records == "-" else open(args.records, "rb")  # noqa: SIM115
+    size = max(args.batch, RECORDS_BATCH)
     with stream:
+        if isinstance(target, _DbTarget):
+            target.load(stream, size, args.jobs, report)
+            return
+        from ndnsci.catalog.records import record_from_line
+
         batch: list[dict[str, Any]] = []
         for number, line in enumerate(stream, start=1):
-            record = _record_from_line(line, number, report)
-            if record is not None:
+            record = record_from_line(line, number)
+            if isinstance(record, tuple):
+                report.quarantine(*record)
+            elif record is not None:
                 batch.append(record)
-            if len(batch) >= max(args.batch, RECORDS_BATCH):
+            if len(batch) >= size:
                 report.published(batch, target.send(batch))
                 batch = []
         if batch:
             report.published(batch, target.send(batch))
-
-
-def _record_from_line(line: str, number: int, report: _Report) -> dict[str, Any] | None:
-    if not line.strip():
-        return None
-    try:
-        obj = json.loads(line)
-    except ValueError as exc:
-        report.quarantine(f"line {number}", f"not valid JSON: {exc}")
-        return None
-    if not isinstance(obj, dict) or not obj.get("ok", True) or not obj.get("name"):
-        error = obj.get("error") if isinstance(obj, dict) else None
-        reason = error.get("message", "") if isinstance(error, dict) else "no name"
-        source = obj.get("input", f"line {number}") if isinstance(obj, dict) else f"line {number}"
-        report.quarantine(str(source), f"cannot be named: {reason}")
-        return None
-    obj["_source"] = obj.get("input") or f"line {number}"
-    return {k: v for k, v in obj.items() if k not in TRANSLATION_ONLY}
 
 
 # -- files mode -----------------------------------------------------------------------------
@@ -133,7 +132,8 @@ def _record_from_line(line: str, number: int, report: _Report) -> dict[str, Any]
 
 def _publish_files(args: argparse.Namespace, target: Target, report: _Report) -> None:
     state = _SkipState(args.catalog or args.db or "default")
-    paths = [str(Path(p).resolve()) for root in args.dirs for p in _walk(root)]
+    found = _found(args.dirs)
+    paths = list(found)
     todo = paths if args.force else [p for p in paths if not state.unchanged(p)]
     report.skipped = len(paths) - len(todo)
     with _progress(len(todo)) as advance:
@@ -143,6 +143,7 @@ def _publish_files(args: argparse.Namespace, target: Target, report: _Report) ->
             if "reason" in result:
                 report.quarantine(result["path"], result["reason"])
                 continue
+            result["original_path"] = found[result["_source"]]
             batch.append(result)
             if len(batch) >= args.batch:
                 _send_files(batch, target, report, state)
@@ -161,8 +162,17 @@ def _send_files(
     state.remember([r for r in batch if r["_source"] not in refused_sources])
 
 
-def _walk(root: str) -> Iterable[str]:
-    return walk(root) if os.path.isdir(root) else [root]
+def _found(roots: list[str]) -> dict[str, str | None]:
+    """Every file to publish (resolved, as the skip state knows it) -> its path relative to
+    the directory given, as found there (None for a file given by itself)."""
+    found: dict[str, str | None] = {}
+    for root in roots:
+        if not os.path.isdir(root):
+            found.setdefault(str(Path(root).resolve()), None)
+            continue
+        for path in walk(root):
+            found.setdefault(str(Path(path).resolve()), os.path.relpath(path, root))
+    return found
 
 
 def _describe_all(
@@ -195,6 +205,7 @@ def describe(path: str, scheme: str = AUTO, checksum: bool = True) -> dict[str, 
         reason = f"{error.code}: {error.message}" if error else "cannot be named"
         return {"path": path, "reason": reason}
     record = {k: v for k, v in translation.to_dict().items() if k not in TRANSLATION_ONLY}
+    record["original"] = os.path.basename(path)  # the file name before corrections
     sha256 = metadata.get("sha256") if metadata else None
     if checksum and sha256 is None:
         sha256 = _sha256(path)
@@ -293,6 +304,21 @@ class _DbTarget:
             publish(session, parsed)
             session.commit()
         return refused
+
+    def load(
+        self, lines: Iterable[bytes] | Iterable[str], batch: int, jobs: int, report: _Report
+    ) -> None:
+        """JSON lines, prepared by other processes while this one writes (catalog/loader.py):
+        ``jobs`` of them (at most PREPARE_PROCESSES), none for ``--jobs 1``."""
+        from ndnsci.catalog.loader import load
+
+        def done(prepared: Any, _result: Any) -> None:
+            report.count += prepared.accepted
+            for source, reason in prepared.refused:
+                report.quarantine(source, reason)
+
+        workers = min(jobs, PREPARE_PROCESSES) if jobs > 1 else 0
+        load(self.sessions, lines, batch=batch, workers=workers, done=done)
 
     def close(self) -> None:
         self.engine.dispose()

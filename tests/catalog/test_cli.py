@@ -12,6 +12,7 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy.orm import Session
 
@@ -95,6 +97,42 @@ def test_publish_the_cmip5_tree_then_search_finds_what_a_person_counts(
     assert sorted(r["filename"] for r in tasmax["results"]) == on_disk
 
 
+def test_a_corrected_file_keeps_its_original_name_and_path(
+    fresh_db_url, state_home, catalog_client
+):
+    """BNU-ESM's files sit in a 'cfMon' table directory; the file name says Omon, which wins."""
+    bnu = TREE / "output1" / "BNU"
+    assert main(["publish", str(bnu), "--db", fresh_db_url, "--jobs", "1"]) == 1  # odd_file.nc
+    body = catalog_client.get("/search", params={"model": "BNU-ESM"}).json()
+    on_disk = sorted(bnu.rglob("fgco2_*.nc"))
+    assert len(on_disk) == 2
+    assert [r["original"] for r in body["results"]] == [p.name for p in on_disk]
+    for result, path in zip(body["results"], on_disk, strict=True):
+        assert "/Omon/" in result["name"]
+        record = catalog_client.get("/files" + result["name"]).json()
+        assert record["original_path"] == str(path.relative_to(bnu))  # below the published DIR
+        assert "/cfMon/" in record["original_path"]
+        assert record["corrections"][0]["rule"] == "dir-file-mismatch"
+    # the original directories are searchable text: the two files filed under cfMon
+    found = catalog_client.get("/search", params={"q": "cfMon"}).json()
+    assert sorted(r["name"] for r in found["results"]) == sorted(r["name"] for r in body["results"])
+
+
+def test_records_keep_the_original_name_of_their_input(fresh_db_url, monkeypatch, catalog_client):
+    """`ndnsci translate --json | ndnsci publish --records -`: `input` is the original name."""
+    given = "novar1_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011_clim.nc"
+    translation = translate(f"/archive/old/{given}")
+    assert translation.corrections[0].rule == "clim-suffix"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(translation.to_dict()) + "\n"))
+    assert main(["publish", "--records", "-", "--db", fresh_db_url]) == 0
+    (result,) = catalog_client.get("/search", params={"q": "novar1"}).json()["results"]
+    assert result["filename"] == given.replace("_clim", "-clim") != given
+    assert result["original"] == given
+    record = catalog_client.get("/files" + result["name"]).json()
+    assert record["original"] == given and record["original_path"] is None
+    assert record["corrections"][0]["rule"] == "clim-suffix"
+
+
 def test_published_records_carry_checksum_metadata_and_time(
     fresh_db_url, state_home, catalog_client
 ):
@@ -151,7 +189,8 @@ def test_publish_records_from_translate_json(fresh_db_url, monkeypatch, capsys, 
     lines = _translations(300)
     named = {json.loads(line)["name"] for line in lines if json.loads(line)["ok"]}
     failed = sum(1 for line in lines if not json.loads(line)["ok"])
-    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\nnot json\n"))
+    body = ("\n".join(lines) + "\nnot json\n").encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(body)))  # read as bytes
     code = main(["publish", "--records", "-", "--db", fresh_db_url])
     err = capsys.readouterr().err
     assert code == 1
@@ -177,11 +216,30 @@ def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db
                 break
         time.sleep(0.02)
     engine.dispose()
+    workers = _children(process.pid)  # preparing the next batches (catalog/loader.py)
+    assert workers or not Path("/proc/self/task").exists()
     process.send_signal(signal.SIGKILL)
     process.wait()
     published = check_db()
     assert published % RECORDS_BATCH == 0  # whole batches only
     assert 0 < published < 150_000, "the load finished before the kill; make the file bigger"
+    deadline = time.monotonic() + 30  # the workers notice and leave
+    while (alive := [pid for pid in workers if _running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive, f"preparing processes {alive} outlived their publisher"
+
+
+def _children(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in children.read_text().split()] if children.exists() else []
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan is reaped by whoever adopted it, maybe never)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_token_create_prints_a_working_token(fresh_db_url, capsys, catalog_client):
@@ -206,3 +264,40 @@ def test_publish_usage_errors(capsys):
     assert main(["publish"]) == 2
     assert main(["publish", "x", "--records", "-"]) == 2
     assert main(["publish", "x", "--catalog", "http://h", "--db", "sqlite://"]) == 2
+
+
+def test_records_published_through_a_catalog_server(fresh_db_url, capsys, tmp_path):
+    """`--catalog URL --token T`: the lines go over HTTP, bad ones are quarantined."""
+    assert main(["catalog", "token", "create", "site-b", "--db", fresh_db_url]) == 0
+    token = capsys.readouterr().out.strip()
+    given = "novar1_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011_clim.nc"
+    lines = tmp_path / "records.jsonl"
+    lines.write_text(
+        json.dumps(translate(f"/archive/old/{given}").to_dict())
+        + "\nnot json\n"
+        + _translations(1)[0]
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [str(NDNSCI), "catalog", "serve", "--db", fresh_db_url, "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(url + "/api/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        code = main(["publish", "--records", str(lines), "--catalog", url, "--token", token])
+        err = capsys.readouterr().err
+        assert code == 1 and "line 2" in err and "2 published" in err
+        found = httpx.get(url + "/api/v1/search", params={"q": "novar1"}).json()["results"]
+        assert [r["original"] for r in found] == [given]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

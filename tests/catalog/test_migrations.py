@@ -1,4 +1,5 @@
-"""The facet-index migration converts a populated catalog of the initial schema, both ways."""
+"""The migrations convert a populated catalog of the initial schema, both ways: facet index,
+original file names (filled from the canonical ones), tree nodes without their path."""
 
 from __future__ import annotations
 
@@ -73,13 +74,24 @@ def test_upgrade_packs_the_old_rows_and_the_catalog_answers(fresh_db_url: str) -
     assert HEAD.unpack(bytes(packed)[: HEAD.size]) == (7, 1, 42, 18500101000000, 20051231235959)
     assert unpack_ids(packed) == [1, 2]
     assert _one(fresh_db_url, "SELECT file_id FROM changes") == (7,)
+    # published before originals were kept: the canonical name is the best known
+    assert _one(fresh_db_url, "SELECT original, original_path FROM files") == (
+        "tas_x_185001-200512.nc", None,
+    )  # fmt: skip
+    assert _one(fresh_db_url, "SELECT count(*) FROM tree_nodes") == (len(NAME.split("/")) - 2,)
     engine = make_engine(fresh_db_url)
     client = Client(create_app(Settings(db=fresh_db_url), engine=engine))
     body = client.get("/search", params={"model": "HadCM3", "start": "2000"}).json()
     assert [r["name"] for r in body["results"]] == [NAME]
     assert body["facets"]["variable"] == {"tas": 1}
+    assert body["results"][0]["original"] == "tas_x_185001-200512.nc"
     children = client.get("/autocomplete", params={"prefix": "/CMIP5/output1/MO"}).json()
     assert children["completions"][0]["name"] == "/CMIP5/output1/MOHC"
+    tree = client.get("/tree", params={"path": "/CMIP5/output1"}).json()
+    assert tree["children"] == [
+        {"component": "MOHC", "name": "/CMIP5/output1/MOHC", "count": 1, "leaf": False}
+    ]
+    assert client.get("/stats").json()["roots"] == {"/CMIP5": 1}
     client.close()
     engine.dispose()
 
@@ -88,6 +100,10 @@ def test_downgrade_restores_the_initial_schema(fresh_db_url: str) -> None:
     command.downgrade(alembic_config(fresh_db_url), "base")
     _old_catalog(fresh_db_url)
     command.upgrade(alembic_config(fresh_db_url), "head")
+    command.downgrade(alembic_config(fresh_db_url), "2026_11_22_original_name")
+    assert _one(fresh_db_url, "SELECT path FROM tree_nodes WHERE parent = ''") == ("/CMIP5",)
+    command.downgrade(alembic_config(fresh_db_url), "2026_11_22_facet_index")
+    assert "original" not in _one(fresh_db_url, "SELECT * FROM files")._fields
     command.downgrade(alembic_config(fresh_db_url), INITIAL)
     assert _one(fresh_db_url, "SELECT facet_ids FROM files") == ("1,2",)
     assert _one(fresh_db_url, "SELECT count(*) FROM file_facets") == (2,)

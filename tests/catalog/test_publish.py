@@ -143,3 +143,76 @@ def test_a_failing_batch_leaves_the_committed_ones_intact(
         client.post("/publish", content=ndjson(list(cmip5_records()[5:10])), headers=auth(token))
     session.rollback()
     assert consistency.check(session) == 5
+
+
+CLIM = "novar1_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011"
+
+
+def test_the_original_file_name_is_kept_returned_and_searchable(client, publish, session):
+    """The translator's input before corrections: its last component is the original name."""
+    renamed = {
+        **RECORD,
+        "name": RECORD["name"].rsplit("/", 1)[0] + f"/{CLIM}-clim.nc",
+        "filename": f"{CLIM}-clim.nc",
+        "input": f"/archive/cmip5/output1/MOHC/HadGEM2-ES/rcp45/{CLIM}_clim.nc",
+        "corrections": [{"rule": "clim-suffix", "message": "'_clim' -> '-clim'"}],
+    }
+    stated = {**cmip5_records()[1], "original": "Legacy Name (copy).nc",
+              "original_path": "old/layout/Legacy Name (copy).nc"}  # fmt: skip
+    plain = cmip5_records()[2]
+    assert publish([renamed, stated, plain])["inserted"] == 3
+    record = client.get("/files" + renamed["name"]).json()
+    assert record["original"] == f"{CLIM}_clim.nc"
+    assert record["filename"] == f"{CLIM}-clim.nc"
+    assert record["original_path"] is None  # never an absolute provider path
+    assert record["corrections"][0]["rule"] == "clim-suffix"
+    record = client.get("/files" + stated["name"]).json()
+    assert (record["original"], record["original_path"]) == (
+        "Legacy Name (copy).nc", "old/layout/Legacy Name (copy).nc",
+    )  # fmt: skip
+    body = client.get("/search", params={"limit": 10}).json()
+    originals = {r["name"]: r["original"] for r in body["results"]}
+    assert originals == {
+        renamed["name"]: f"{CLIM}_clim.nc",
+        stated["name"]: "Legacy Name (copy).nc",
+        plain["name"]: plain["filename"],  # no input: the canonical name is all that is known
+    }
+    # free text finds a file by its original name and original directories
+    for q in ("legacy", "copy", "layout"):
+        found = client.get("/search", params={"q": q}).json()["results"]
+        assert [r["name"] for r in found] == [stated["name"]], q
+    # the same name from another original is a new version; the old one is in the history
+    again = {**stated, "original": "other.nc", "original_path": None}
+    assert publish([again])["replaced"] == 1
+    assert client.get("/files" + stated["name"]).json()["original"] == "other.nc"
+    assert client.get("/search", params={"q": "legacy"}).json()["total"] == 0
+    assert consistency.check(session) == 3
+
+
+@pytest.mark.parametrize(
+    "original_path",
+    ["/home/site/archive/x.nc", "../x.nc", "a/../../x.nc", "\\\\server\\share\\x.nc", "a\x00b", ""],
+)
+def test_an_original_path_must_be_relative(client, token, session, original_path):
+    body = ndjson([{**RECORD, "original_path": original_path}])
+    response = client.post("/publish", content=body, headers=auth(token))
+    assert response.status_code == 422, response.text
+    assert "original_path" in response.json()["detail"]
+    assert consistency.check(session) == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "original"),
+    [
+        ("cmip5.output1.MOHC.HadGEM2-CC.rcp85.mon.atmos.Amon.r1i1p1.tas_x.nc|esgf.llnl.gov",
+         "cmip5.output1.MOHC.HadGEM2-CC.rcp85.mon.atmos.Amon.r1i1p1.tas_x.nc"),
+        ("C:\\data\\cmip5\\tas_x.nc_1", "tas_x.nc_1"),
+        ("/store/mc/x/y.root", "y.root"),
+        ("tas_x.nc", "tas_x.nc"),
+        ("bad\x01name.nc", RECORD["filename"]),  # unusable input: the canonical name
+    ],
+)  # fmt: skip
+def test_the_original_name_is_the_last_component_of_the_input(given, original):
+    from ndnsci.catalog.records import parse_record
+
+    assert parse_record({**RECORD, "input": given}).original == original

@@ -122,9 +122,11 @@ def test_result_shape(client, published):
     assert set(body) == {"total", "limit", "offset", "results", "facets"}
     (result,) = body["results"]
     assert set(result) == {
-        "name", "filename", "scheme", "size", "sha256", "facets", "time_start", "time_end",
+        "name", "filename", "original", "scheme", "size", "sha256", "facets", "time_start",
+        "time_end",
     }  # fmt: skip
     assert result["time_start"] and result["time_start"] <= result["time_end"]
+    assert result["original"] == result["filename"]  # published without an input: not known
 
 
 def test_only_requested_facets_are_counted(client, published):

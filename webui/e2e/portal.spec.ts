@@ -1,9 +1,9 @@
 // The portal against a real catalog holding tests/data/netcdf/cmip5 (32 files named, 1 refused).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, resultRows, screenshot, test } from "./fixtures";
-import { publishSample, SAMPLE, sha256File, startCatalog } from "./harness";
+import { ndnsci, publishSample, SAMPLE, sha256File, startCatalog } from "./harness";
 
 test("search: the first results, then free text", async ({ page }) => {
   await page.goto("/");
@@ -119,9 +119,11 @@ test("namespace tree: counts per prefix, selecting one narrows the results", asy
 test("metadata panel: attributes, variables with units, time, corrections, checksum", async ({ page }) => {
   await page.goto("/?model=BNU-ESM&experiment=esmControl");
   await expect(resultRows(page)).toHaveCount(1);
+  const fileName = "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc";
+  await expect(resultRows(page).first().locator(".col-file")).toHaveText(fileName); // its name needed no correction
   await resultRows(page).first().click();
   const panel = page.getByRole("region", { name: "Metadata" });
-  await expect(panel.getByRole("heading", { name: "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc" })).toBeVisible();
+  await expect(panel.getByRole("heading", { name: fileName })).toBeVisible();
   // the checksum is the file's own
   const file = join(SAMPLE, "output1/BNU/BNU-ESM/esmControl/mon/ocnBgchem/cfMon/r1i1p1/v20120503/fgco2/fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc");
   await expect(panel).toContainText(sha256File(file));
@@ -129,6 +131,11 @@ test("metadata panel: attributes, variables with units, time, corrections, check
   await expect(panel).toContainText("1450-01-01 – 1450-03-01");
   await expect(panel).toContainText("dir-file-mismatch");
   await expect(panel).toContainText("table directory 'cfMon' disagrees with the file name's 'Omon'");
+  // the file as it was found: its original name, and its path below the published directory
+  await expect(panel.getByText("Original file name").locator("xpath=following-sibling::dd[1]")).toHaveText(fileName);
+  await expect(panel.getByText("Original path").locator("xpath=following-sibling::dd[1]")).toHaveText(
+    `output1/BNU/BNU-ESM/esmControl/mon/ocnBgchem/cfMon/r1i1p1/v20120503/fgco2/${fileName}`,
+  );
   await expect(panel.getByRole("table", { name: "Variables" }).getByRole("row", { name: /^fgco2/ })).toContainText("kg m-2 s-1");
   await expect(panel.getByRole("table", { name: "Dimensions" })).toContainText("lat");
   await expect(panel.getByLabel("Global attributes")).toContainText("GCESS,BNU,Beijing,China");
@@ -139,6 +146,37 @@ test("metadata panel: attributes, variables with units, time, corrections, check
   await expect(page.getByRole("region", { name: "Metadata" })).toContainText("dir-file-mismatch");
   await page.getByRole("button", { name: "Close metadata" }).click();
   await expect(page.getByRole("region", { name: "Metadata" })).toHaveCount(0);
+});
+
+test("a renamed file shows its original name beside the canonical one", async ({ page }) => {
+  // `ndnsci translate --json | ndnsci publish --records`: a climatology named '_clim' (the DRS
+  // says '-clim'), in a catalog of its own
+  const dir = mkdtempSync(join(tmpdir(), "ndnsci-webui-original-"));
+  const db = `sqlite:///${join(dir, "catalog.db")}`;
+  const original = "novar1_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011_clim.nc";
+  const canonical = "novar1_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011-clim.nc";
+  const records = join(dir, "records.jsonl");
+  writeFileSync(records, (await ndnsci(["translate", "--json", `/archive/old/${original}`])).stdout);
+  await ndnsci(["publish", "--records", records, "--db", db]);
+  const catalog = await startCatalog(db);
+  try {
+    await page.goto(`${catalog.url}/?q=novar1`);
+    await expect(resultRows(page)).toHaveCount(1);
+    const cell = resultRows(page).first().locator(".col-file");
+    await expect(cell.getByRole("button", { name: `${original}: show metadata` })).toHaveText(original);
+    await expect(cell).toContainText(`published as → ${canonical}`);
+    await expect(resultRows(page).first().locator(".col-name")).toContainText(canonical);
+    await cell.getByRole("button").click();
+    const panel = page.getByRole("region", { name: "Metadata" });
+    await expect(panel.getByRole("heading", { name: canonical })).toBeVisible();
+    await expect(panel.getByText("Original file name").locator("xpath=following-sibling::dd[1]")).toHaveText(
+      `${original} (published as ${canonical})`,
+    );
+    await expect(panel).toContainText("clim-suffix");
+  } finally {
+    await catalog.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("cart: survives reload, downloads a manifest, copies the fetch command", async ({ page, context }) => {

@@ -22,12 +22,12 @@ def health(session: SessionDep) -> HealthResponse:
 def stats(session: SessionDep) -> StatsResponse:
     """Totals kept up to date by every publish: no scan of the files."""
     state = session.execute(select(CatalogState)).scalar_one()
-    roots = session.execute(select(TreeNode.path, TreeNode.files).where(TreeNode.parent == ""))
+    roots = session.execute(select(TreeNode.component, TreeNode.files).where(TreeNode.parent == ""))
     return StatsResponse(
         files=state.files,
         bytes=state.bytes,
         last_seq=state.last_seq,
-        roots={path: files for path, files in roots},
+        roots={f"/{component}": files for component, files in roots},
         facets=sorted(session.scalars(select(FacetKey.key))),
         database=session.get_bind().dialect.name,
     )

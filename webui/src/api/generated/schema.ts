@@ -296,8 +296,16 @@ export interface components {
         FileRecord: {
             /** Name */
             name: string;
-            /** Filename */
+            /**
+             * Filename
+             * @description the canonical file name (last name component)
+             */
             filename: string | null;
+            /**
+             * Original
+             * @description the file name before corrections: the last component of what the translator was given (the canonical file name when that is not known)
+             */
+            original: string;
             /** Scheme */
             scheme: string;
             /** Size */
@@ -312,6 +320,11 @@ export interface components {
             time_start: string | null;
             /** Time End */
             time_end: string | null;
+            /**
+             * Original Path
+             * @description the file's path below the directory it was published from, before corrections (null when it was published by name only)
+             */
+            original_path: string | null;
             /** Mtime */
             mtime: number | null;
             /** Version */
@@ -335,8 +348,16 @@ export interface components {
         FileSummary: {
             /** Name */
             name: string;
-            /** Filename */
+            /**
+             * Filename
+             * @description the canonical file name (last name component)
+             */
             filename: string | null;
+            /**
+             * Original
+             * @description the file name before corrections: the last component of what the translator was given (the canonical file name when that is not known)
+             */
+            original: string;
             /** Scheme */
             scheme: string;
             /** Size */

@@ -47,7 +47,12 @@ export interface HistoryItem {
 /** Everything the metadata panel shows about one file. */
 export interface FileDetails {
   name: string;
+  /** the canonical file name (the NDN name's last component) */
   fileName: string;
+  /** the file name before corrections */
+  original: string;
+  /** the path below the directory it was published from, before corrections; null if unknown */
+  originalPath: string | null;
   scheme: string;
   size: number | null;
   sha256: string | null;

@@ -24,7 +24,10 @@ export interface SearchQuery {
 
 export interface ResultRow {
   name: string;
+  /** the canonical file name (the NDN name's last component) */
   fileName: string;
+  /** the file name before the translator's corrections (the KISTI portal's "original name") */
+  original: string;
   scheme: string;
   size: number | null;
   sha256: string | null;

@@ -65,9 +65,12 @@ function dimension(value: unknown): DimensionInfo | null {
 export function toFileDetails(record: FileRecord): FileDetails {
   const meta: Json = isObject(record.metadata) ? record.metadata : {};
   const attributes = isObject(meta.global_attributes) ? meta.global_attributes : {};
+  const fileName = record.filename ?? record.name.slice(record.name.lastIndexOf("/") + 1);
   return {
     name: record.name,
-    fileName: record.filename ?? record.name.slice(record.name.lastIndexOf("/") + 1),
+    fileName,
+    original: record.original || fileName,
+    originalPath: record.original_path ?? null,
     scheme: record.scheme,
     size: record.size ?? null,
     sha256: record.sha256 ?? null,

@@ -25,6 +25,24 @@ describe("MetadataPanel", () => {
     expect(within(panel).getByRole("table", { name: "Dimensions" })).toHaveTextContent("lat5");
     expect(within(panel).getByText("institute_id").nextElementSibling).toHaveTextContent("BNU");
     expect(panel).toHaveTextContent("ESM pre-industrial control");
+    // the original file name and the path it was published from, before corrections
+    expect(within(panel).getByText("Original file name").nextElementSibling).toHaveTextContent(fixtures.fileBnu.original);
+    expect(within(panel).getByText("Original path").nextElementSibling).toHaveTextContent("/cfMon/r1i1p1/");
+  });
+
+  it("shows the canonical file name beside an original one the translator corrected", async () => {
+    server.use(
+      http.get(`${API}/files/*`, () =>
+        HttpResponse.json({ ...fixtures.fileBnu, original: "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc_1", original_path: null }),
+      ),
+    );
+    renderWithClient(<MetadataPanel name={NAME} onClose={() => {}} />);
+    const panel = screen.getByRole("region", { name: "Metadata" });
+    await within(panel).findByRole("heading", { name: fixtures.fileBnu.filename });
+    expect(within(panel).getByText("Original file name").nextElementSibling).toHaveTextContent(
+      `fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc_1 (published as ${fixtures.fileBnu.filename})`,
+    );
+    expect(within(panel).queryByText("Original path")).not.toBeInTheDocument();
   });
 
   it("says what went wrong when the file is gone", async () => {

@@ -59,7 +59,18 @@ function Details({
 
       <dl className="facts">
         <dt>Original file name</dt>
-        <dd>{file.fileName}</dd>
+        <dd>
+          {file.original}
+          {file.original !== file.fileName ? <span className="muted"> (published as {file.fileName})</span> : null}
+        </dd>
+        {file.originalPath ? (
+          <>
+            <dt>Original path</dt>
+            <dd>
+              <code className="original-path">{file.originalPath}</code>
+            </dd>
+          </>
+        ) : null}
         <dt>Size</dt>
         <dd>
           {formatBytes(file.size)}

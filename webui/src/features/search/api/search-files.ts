@@ -7,9 +7,11 @@ import { filterParams } from "../query-string";
 import type { ResultRow, SearchPage, SearchQuery } from "../types";
 
 export function toResultRow(file: FileSummary): ResultRow {
+  const fileName = file.filename ?? file.name.slice(file.name.lastIndexOf("/") + 1);
   return {
     name: file.name,
-    fileName: file.filename ?? file.name.slice(file.name.lastIndexOf("/") + 1),
+    fileName,
+    original: file.original || fileName,
     scheme: file.scheme,
     size: file.size ?? null,
     sha256: file.sha256 ?? null,

@@ -16,7 +16,7 @@ interface ResultsTableProps {
 type Column = { label: string; asc: SortKey; desc: SortKey } | { label: string };
 
 const COLUMNS: Column[] = [
-  { label: "File name" },
+  { label: "Original file name" },
   { label: "NDN name", asc: "name", desc: "-name" },
   { label: "Size", asc: "size", desc: "-size" },
   { label: "Time coverage", asc: "time_start", desc: "-time_start" },
@@ -79,10 +79,17 @@ export function ResultsTable({ rows, sort, selected, busy, onOpen, onSort, isInC
                       e.stopPropagation();
                       onOpen(row);
                     }}
-                    aria-label={`${row.fileName}: show metadata`}
+                    aria-label={`${row.original}: show metadata`}
                   >
-                    <FileNameText name={row.fileName} />
+                    <FileNameText name={row.original} />
                   </button>
+                  {row.original !== row.fileName ? (
+                    <span className="canonical-name">
+                      <span className="visually-hidden">published as </span>
+                      <span aria-hidden="true">→ </span>
+                      <FileNameText name={row.fileName} />
+                    </span>
+                  ) : null}
                 </td>
                 <td className="col-name">
                   <NameText name={row.name} />

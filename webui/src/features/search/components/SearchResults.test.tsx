@@ -21,6 +21,27 @@ describe("SearchResults", () => {
     expect(screen.getByRole("heading", { name: /32 files/ })).toBeInTheDocument();
   });
 
+  it("shows the original file name, and the canonical one under it when the translator renamed the file", async () => {
+    const first = fixtures.searchPage.results[0]!;
+    const renamed = {
+      ...first,
+      name: first.name.replace(/[^/]+$/, "tas_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011-clim.nc"),
+      filename: "tas_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011-clim.nc",
+      original: "tas_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011_clim.nc",
+    };
+    server.use(http.get(`${API}/search`, () => HttpResponse.json({ ...fixtures.searchPage, results: [renamed, first] })));
+    renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    const table = await screen.findByRole("table", { name: "Results" });
+    expect(within(table).getByRole("columnheader", { name: "Original file name" })).toBeInTheDocument();
+    const button = within(table).getByRole("button", { name: `${renamed.original}: show metadata` });
+    const cell = button.closest("td")!;
+    expect(button).toHaveTextContent(renamed.original);
+    expect(cell).toHaveTextContent(`published as → ${renamed.filename}`);
+    // a file whose name needed no correction shows it once
+    const plain = within(table).getByRole("button", { name: `${first.filename}: show metadata` }).closest("td")!;
+    expect(plain).toHaveTextContent(new RegExp(`^${first.filename}$`));
+  });
+
   it("asks the catalog for the query in the URL, without facet counts", async () => {
     const seen = vi.fn();
     server.use(

@@ -1,0 +1,212 @@
+"""Bulk loads of JSON-lines records (``ndnsci publish --records``), prepared by other processes.
+
+One batch of lines is one transaction. Preparing a batch (JSON decoding, record validation,
+:func:`ndnsci.catalog.ingest.prepare`: free-text documents, JSON columns, tree counts) is pure
+Python that needs no database and no lock, more CPU than writing it, so worker processes
+prepare the next batches while this one writes the current one, in input order: on two cores a
+load runs at about the speed of the two halves shared out instead of their sum. A prepared batch
+is plain tuples and buffers (:class:`ndnsci.catalog.ingest.Prepared`), cheap to pickle.
+
+Workers are started only for inputs of more than one batch, by ``fork`` on Linux (no re-import
+of the caller's main module, which may be a script without a ``__main__`` guard; a child never
+touches the inherited database connection and leaves by ``os._exit``), else by ``spawn``. Each
+reads requests from a pipe whose other end only this process holds and exits when that closes,
+so a killed publisher leaves no worker behind. Crash safety is the publisher's: each batch is
+committed whole or not at all.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import chain, islice
+from typing import Any
+
+from .ingest import Prepared, PublishResult, prepare, publish
+from .records import RecordError, parse_record, record_from_line
+
+
+@dataclass(slots=True)
+class Batch:
+    """A prepared batch of lines and what was refused in it, in line order."""
+
+    prepared: Prepared
+    #: records accepted (a name given twice counts twice; the last one is published)
+    accepted: int
+    #: (source, reason): the line's input (or ``line N``) and why it was not published
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+def prepare_lines(lines: Sequence[str | bytes], first: int) -> Batch:
+    """Parse, validate and prepare JSON lines (``first`` is the number of the first one)."""
+    records = []
+    refused: list[tuple[str, str]] = []
+    for number, line in enumerate(lines, start=first):
+        record = record_from_line(line, number)
+        if record is None:
+            continue
+        if isinstance(record, tuple):
+            refused.append(record)
+            continue
+        source = record.pop("_source")
+        try:
+            records.append(parse_record(record))
+        except RecordError as exc:
+            refused.append((str(source), exc.message))
+    return Batch(prepare(records), len(records), refused)
+
+
+def load(
+    sessions: Callable[[], Any],
+    lines: Iterable[str] | Iterable[bytes],
+    *,
+    batch: int,
+    workers: int = 1,
+    done: Callable[[Batch, PublishResult], None] | None = None,
+) -> PublishResult:
+    """Publish JSON lines, ``batch`` lines per transaction, prepared by ``workers`` processes
+    (0: in this one); ``done`` is told of each batch after its commit. ``sessions`` makes a
+    :class:`sqlalchemy.orm.Session`. ``lines`` are those of a text or binary file (each ends
+    with its newline)."""
+    collecting = gc.isenabled()
+    gc.disable()  # a batch makes millions of objects and no reference cycles
+    try:
+        return _load(sessions, lines, batch, workers, done)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load(
+    sessions: Callable[[], Any],
+    lines: Iterable[str] | Iterable[bytes],
+    batch: int,
+    workers: int,
+    done: Callable[[Batch, PublishResult], None] | None,
+) -> PublishResult:
+    total = PublishResult()
+    chunks = _chunks(lines, batch)
+    ahead = list(islice(chunks, max(workers, 2)))  # one batch for each worker, at least two
+    if workers <= 0 or len(ahead) <= 1:  # one batch: not worth a second process
+        for chunk in chain(ahead, chunks):
+            _write(sessions, prepare_lines(*chunk), total, done)
+        return total
+    # batch i is prepared by worker i % n, at most one request per worker in flight; the
+    # answers are written in order, while the workers prepare the following batches
+    pool: list[_Worker] = []
+    for _ in range(min(workers, len(ahead))):
+        pool.append(_Worker([w.conn for w in pool]))
+    try:
+        pending = 0
+        for worker, chunk in zip(pool, ahead, strict=False):
+            worker.submit(*chunk)
+            pending += 1
+        queued = ahead[len(pool) :]
+        turn = 0
+        while pending:
+            worker = pool[turn % len(pool)]
+            prepared = worker.result()
+            pending -= 1
+            following = queued.pop(0) if queued else next(chunks, None)
+            if following is not None:
+                worker.submit(*following)
+                pending += 1
+            _write(sessions, prepared, total, done)
+            turn += 1
+    finally:
+        for worker in pool:
+            worker.close()
+    return total
+
+
+def _chunks(lines: Iterable[str] | Iterable[bytes], size: int) -> Iterator[tuple[list[Any], int]]:
+    iterator = iter(lines)
+    first = 1
+    while chunk := list(islice(iterator, size)):
+        yield chunk, first
+        first += len(chunk)
+
+
+def _write(
+    sessions: Callable[[], Any],
+    batch: Batch,
+    total: PublishResult,
+    done: Callable[[Batch, PublishResult], None] | None,
+) -> None:
+    with sessions() as session:
+        result = publish(session, batch.prepared)
+        session.commit()
+    total.add(result)
+    if done is not None:
+        done(batch, result)
+
+
+class _Worker:
+    """:func:`prepare_lines` in a child process, one request at a time.
+
+    One request is in flight at most: the child's answer (tens of MB) may fill the pipe only
+    while this process is not itself sending.
+    """
+
+    def __init__(self, siblings: list[Any]) -> None:
+        context: Any = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        self.conn, child = context.Pipe()
+        # a forked child closes its copies of this end and of the earlier workers' ends first:
+        # a worker reads EOF only once no process but this one held its pipe's other end
+        inherited = [self.conn, *siblings] if context.get_start_method() == "fork" else []
+        self.process = context.Process(
+            target=_serve, args=(child, inherited), name="ndnsci-publish-prepare", daemon=True
+        )
+        self.process.start()
+        child.close()
+
+    def close(self) -> None:
+        self.conn.close()  # the child reads EOF and exits
+        self.process.join(timeout=10)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+    def submit(self, lines: list[Any], first: int) -> None:
+        # one string instead of a list of them: a single copy through the pipe; each line
+        # holds exactly one newline, at its end (the last one may have none)
+        joined = (b"" if lines and isinstance(lines[0], bytes) else "").join(lines)
+        self.conn.send((joined, first))
+
+    def result(self) -> Batch:
+        try:
+            answer = self.conn.recv()
+        except EOFError:
+            raise RuntimeError(
+                f"the record preparing process exited ({self.process.exitcode})"
+            ) from None
+        if isinstance(answer, str):
+            raise RuntimeError(f"preparing records failed in the worker process:\n{answer}")
+        assert isinstance(answer, Batch)
+        return answer
+
+
+def _serve(conn: Any, inherited: list[Any]) -> None:
+    """The worker's loop: prepare each request until the pipe closes."""
+    for end in inherited:
+        end.close()
+    # what a forked child inherited is never collected here (and stays shared with the
+    # parent, not copied page by page); a batch makes no reference cycles, so its millions of
+    # objects are freed by their counts without the collector walking them (~8% faster)
+    gc.freeze()
+    gc.disable()
+    while True:
+        try:
+            text, first = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            lines = text.split(b"\n" if isinstance(text, bytes) else "\n")
+            answer: Batch | str = prepare_lines(lines, first)
+        except Exception:  # a bug, not bad input: report it to the publisher
+            answer = traceback.format_exc()
+        conn.send(answer)

@@ -1,0 +1,119 @@
+"""catalog/loader.py: JSON lines prepared by other processes and written in order, both backends.
+
+Whatever the number of preparing processes, the catalog ends up the same, each batch is one
+transaction, refused lines are reported with their numbers, and no process is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
+
+from ndnsci.catalog import loader
+from ndnsci.catalog.database import make_engine, make_sessionmaker
+from ndnsci.translators import translate
+
+from . import consistency
+from .corpus import CORPORA
+
+BATCH = 37
+
+
+def _lines() -> list[str]:
+    """Real translations (some failed), a name given twice, and lines that cannot be read."""
+    paths = [row.split("\t")[0] for row in (CORPORA / "cmip5_paths.tsv").read_text().splitlines()]
+    lines = [json.dumps(translate(p).to_dict()) for p in paths[1:201]]
+    lines[10] = "not json"
+    lines[50] = json.dumps({**json.loads(lines[49]), "size": -1})  # refused by validation
+    lines[120] = lines[119]  # the same name twice: one file
+    lines[160] = ""
+    clim = "/old/tas_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011_clim.nc"
+    lines.append(json.dumps(translate(clim).to_dict()))
+    return [line + "\n" for line in lines]
+
+
+LINES = _lines()
+
+
+@pytest.fixture
+def sessions(fresh_db_url: str) -> Iterator[sessionmaker[Session]]:
+    engine = make_engine(fresh_db_url)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
+def _expected() -> tuple[set[str], int, list[tuple[str, str]]]:
+    """Names published, lines accepted (the corpus names some files twice), lines refused."""
+    names, accepted, refused = set(), 0, []
+    for number, line in enumerate(LINES, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            refused.append((f"line {number}", "not valid JSON"))
+            continue
+        if not obj["ok"]:
+            refused.append((obj["input"], "cannot be named"))
+        elif obj.get("size") == -1:
+            refused.append((obj["input"], "'size' must be"))
+        else:
+            names.add(obj["name"])
+            accepted += 1
+    return names, accepted, refused
+
+
+@pytest.mark.parametrize("workers", [0, 1, 2])
+@pytest.mark.parametrize("kind", [str, bytes])
+def test_the_same_catalog_whatever_prepares_it(sessions, workers, kind):
+    batches: list[tuple[int, list[tuple[str, str]], int]] = []
+    lines: list[Any] = [line.encode() for line in LINES] if kind is bytes else LINES
+    result = loader.load(
+        sessions,
+        iter(lines),
+        batch=BATCH,
+        workers=workers,
+        done=lambda b, r: batches.append((b.accepted, b.refused, r.last_seq)),
+    )
+    names, accepted, refused = _expected()
+    assert result.inserted == len(names)
+    assert len(batches) == -(-len(LINES) // BATCH)  # one transaction per batch, in order
+    assert [seq for *_, seq in batches] == sorted(seq for *_, seq in batches)
+    reported = [r for _, refusals, _ in batches for r in refusals]
+    assert [s for s, _ in reported] == [s for s, _ in refused]
+    for (_, reason), (_, start) in zip(reported, refused, strict=True):
+        assert reason.startswith(start), reason
+    assert sum(n for n, *_ in batches) == accepted
+    with sessions() as session:
+        assert consistency.check(session) == len(names)
+        stored = {n for (n,) in session.execute(text("SELECT name FROM files"))}
+        assert stored == names
+        (original,) = session.execute(
+            text("SELECT original FROM files WHERE filename LIKE '%-clim.nc'")
+        ).one()
+        assert original == "tas_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011_clim.nc"
+    assert multiprocessing.active_children() == []  # the workers are gone
+
+
+def test_a_failing_worker_stops_the_load_and_keeps_the_committed_batches(sessions, monkeypatch):
+    prepare = loader.prepare_lines
+
+    def broken(lines: Any, first: int) -> loader.Batch:
+        if first > BATCH:  # the second batch onwards
+            raise RuntimeError("a bug in preparing")
+        return prepare(lines, first)
+
+    monkeypatch.setattr(loader, "prepare_lines", broken)  # the forked workers inherit it
+    with pytest.raises(RuntimeError, match="a bug in preparing"):
+        loader.load(sessions, iter(LINES), batch=BATCH, workers=2)
+    with sessions() as session:
+        published = consistency.check(session)
+    first_batch = {json.loads(line)["name"] for line in LINES[:BATCH] if '"ok": true' in line}
+    assert published == len(first_batch)
+    assert multiprocessing.active_children() == []
