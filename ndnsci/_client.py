@@ -290,6 +290,18 @@ def _manifest_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:
 # --- the synchronous client ----------------------------------------------------------------------
 
 
+def _httpx() -> Any:
+    try:
+        import httpx
+    except ImportError as exc:
+        raise missing("httpx", None, "the catalog client") from exc
+    return httpx
+
+
+def _page_size(requested: int) -> int:
+    return max(1, min(requested, 1000))  # the catalog's own cap
+
+
 class Catalog:
     """A client of an ndnsci catalog (``ndnsci catalog serve`` or ``ndnsci up``).
 
@@ -317,13 +329,8 @@ class Catalog:
         page_size: int = PAGE_SIZE,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        try:
-            import httpx
-        except ImportError as exc:
-            raise missing("httpx", None, "the catalog client") from exc
-        self.url = catalog_url(url)
-        self.page_size = max(1, min(page_size, 1000))
-        self._http = httpx.Client(
+        self.url, self.page_size = catalog_url(url), _page_size(page_size)
+        self._http: httpx.Client = _httpx().Client(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
 
@@ -698,13 +705,8 @@ class AsyncCatalog:
         page_size: int = PAGE_SIZE,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        try:
-            import httpx
-        except ImportError as exc:
-            raise missing("httpx", None, "the catalog client") from exc
-        self.url = catalog_url(url)
-        self.page_size = max(1, min(page_size, 1000))
-        self._http = httpx.AsyncClient(
+        self.url, self.page_size = catalog_url(url), _page_size(page_size)
+        self._http: httpx.AsyncClient = _httpx().AsyncClient(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
 
