@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # npm ci writes this file last; it is newer than package-lock.json once node_modules is complete
 WEBUI_STAMP := webui/node_modules/.package-lock.json
 
-.PHONY: setup system test screenshots demo demo-check lint typecheck bench clean
+.PHONY: setup system portal test screenshots demo demo-check lint typecheck layers bench clean
 
 setup: $(STAMP) system $(WEBUI_STAMP)
 
@@ -30,10 +30,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-test: setup
+test: setup portal
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 	npm --prefix webui run --silent api:check
 	npm --prefix webui run --silent lint
@@ -46,14 +47,17 @@ screenshots: setup
 
 # The whole stack on a generated sample archive: forwarder, catalog with the portal, producer.
 # Prints the portal URL and commands that work; Ctrl-C stops everything.
-demo: setup webui/dist/index.html
+demo: setup portal
 	$(BIN)/ndnsci up
 
 # The same, non-interactive: start everything, one search and one verified fetch, stop.
-demo-check: setup webui/dist/index.html
+demo-check: setup portal
 	$(BIN)/ndnsci up --check
 
-webui/dist/index.html: $(WEBUI_STAMP) $(shell find webui/src webui/index.html -type f 2>/dev/null)
+# The portal's production build, inside the package so the catalog (and the wheel) serve it.
+portal: ndnsci/catalog/portal/index.html
+
+ndnsci/catalog/portal/index.html: $(WEBUI_STAMP) $(shell find webui/src webui/index.html -type f 2>/dev/null)
 	npm --prefix webui run --silent build
 
 lint:
@@ -63,6 +67,10 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
+# the layering contract of pyproject.toml (import-linter)
+layers:
+	$(BIN)/lint-imports
+
 bench: setup
 	$(BIN)/python bench/translate.py
 	$(BIN)/python bench/extract.py
@@ -71,4 +79,4 @@ bench: setup
 	npm --prefix webui run build && node bench/webui.mjs
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules webui/dist
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules ndnsci/catalog/portal

@@ -23,11 +23,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import errors
-from .translators import Translation, reverse, translate
+from ndnsci import errors
+from ndnsci.translators import Translation, reverse, translate
 
 if TYPE_CHECKING:
-    from ._client import (
+    from ndnsci._client import (
         AsyncCatalog,
         AsyncSearchResults,
         Catalog,
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
         Query,
         SearchResults,
     )
-    from ._dataset import data_dir, open_dataset, open_mfdataset
-    from ._fetch import (
+    from ndnsci._dataset import data_dir, open_dataset, open_mfdataset
+    from ndnsci._fetch import (
         FetchReport,
         Interrupted,
         LineProgress,
@@ -52,9 +52,9 @@ if TYPE_CHECKING:
         download,
         fetch,
     )
-    from ._manifest import read_manifest
-    from ._sample import make_sample
-    from ._stack import LocalStack
+    from ndnsci._manifest import read_manifest
+    from ndnsci._sample import make_sample
+    from ndnsci._stack import LocalStack
 
 # The SDK's modules load on first use: `ndnsci --help` and `import ndnsci` stay fast.
 _LAZY = {

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import quote, urlencode
 
-from .errors import (
+from ndnsci.errors import (
     CatalogError,
     CatalogUnavailableError,
     NotInCatalogError,
@@ -60,7 +60,7 @@ def relative_path(name: str) -> str:
     >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
     'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
     """
-    from .translators.names import split_name
+    from ndnsci.translators.names import split_name
 
     try:
         parts = split_name(name)
@@ -282,7 +282,7 @@ def _unavailable(exc: Exception, base: str) -> CatalogUnavailableError:
 
 def _manifest_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:
     """A manifest entry, or ``(name, reason)`` for a name the catalog could not resolve."""
-    from ._manifest import parse_line
+    from ndnsci._manifest import parse_line
 
     return parse_line(line, number)
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._client import File, ManifestEntry
-from ._fetch import Item, Layout, Progress, fetch
-from .errors import missing
+from ndnsci._client import File, ManifestEntry
+from ndnsci._fetch import Item, Layout, Progress, fetch
+from ndnsci.errors import missing
 
 if TYPE_CHECKING:
     import xarray

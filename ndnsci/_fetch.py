@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
-from ._client import File, ManifestEntry, relative_path
-from .errors import (
+from ndnsci._client import File, ManifestEntry, relative_path
+from ndnsci.errors import (
     DownloadError,
     FetchTimeout,
     IntegrityError,
@@ -47,8 +47,8 @@ from .errors import (
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from ._client import AsyncSearchResults
-    from .ndn.consumer import FetchOptions
+    from ndnsci._client import AsyncSearchResults
+    from ndnsci.ndn.consumer import FetchOptions
 
 Layout = Literal["drs", "flat"]
 JOURNAL = ".ndnsci-fetch.jsonl"
@@ -212,7 +212,7 @@ def _wanted(item: Item) -> Wanted | Outcome | None:
         return _refused(item[0], f"the catalog says: {item[1]}")
     if isinstance(item, str):
         return Wanted(item, relative_path(item)) if item.strip() else None
-    from ._manifest import parse_line
+    from ndnsci._manifest import parse_line
 
     entry = parse_line(json.dumps(dict(item)), 0)
     return _wanted(entry)
@@ -447,7 +447,7 @@ class _Worker:
         return True
 
     def _fetch(self, wanted: Wanted, target: Path, outcome: Outcome) -> None:
-        from .ndn.consumer import fetch as ndn_fetch
+        from ndnsci.ndn.consumer import fetch as ndn_fetch
 
         target.parent.mkdir(parents=True, exist_ok=True)
         delay = RETRY_DELAY
@@ -548,7 +548,7 @@ def download(
             continues (a KeyboardInterrupt).
         ValueError: a bad ``layout``, ``parallel`` or ``progress``.
     """
-    from .ndn.consumer import FetchOptions
+    from ndnsci.ndn.consumer import FetchOptions
 
     if parallel < 1:
         raise ValueError("parallel must be at least 1")
@@ -580,7 +580,7 @@ def download(
 
 def _check_forwarder(transport: str | None) -> None:
     """Fail at once, not file by file after retries, when there is no forwarder."""
-    from .ndn.transport import Face
+    from ndnsci.ndn.transport import Face
 
     Face(transport).close()
 
@@ -669,7 +669,7 @@ async def adownload(
     stops them cleanly (partial files stay for a re-run)."""
     import asyncio
 
-    from ._client import AsyncSearchResults
+    from ndnsci._client import AsyncSearchResults
 
     if isinstance(items, AsyncSearchResults):
         items = await items.all()
@@ -700,7 +700,7 @@ async def afetch(
     Raises:
         DownloadError: some files failed; the others are in place.
     """
-    from ._client import AsyncSearchResults
+    from ndnsci._client import AsyncSearchResults
 
     many = items if isinstance(items, AsyncSearchResults) else _as_items(items)
     report = await adownload(many, dest, **kwargs)

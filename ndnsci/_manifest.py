@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ._client import ManifestEntry, relative_path
-from .errors import ManifestError, QueryError
+from ndnsci._client import ManifestEntry, relative_path
+from ndnsci.errors import ManifestError, QueryError
 
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 

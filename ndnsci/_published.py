@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._client import Catalog, ManifestEntry
-from .ndn import name as ndnname
-from .ndn.producer import NameTable
+from ndnsci._client import Catalog, ManifestEntry
+from ndnsci.ndn import name as ndnname
+from ndnsci.ndn.producer import NameTable
 
 log = logging.getLogger(__name__)
 CHUNK = 10_000  # names per manifest request
@@ -94,7 +94,7 @@ class PublishedFiles:
 
     def _named(self) -> tuple[dict[str, tuple[str, int]], list[tuple[str, str]], int]:
         """name -> (path, size) of every file that can be named, and the refusals."""
-        from .cli.translate import walk
+        from ndnsci.cli.translate import walk
 
         # resolved as `ndnsci publish` resolves them: the same path gives the same name
         paths = sorted(str(Path(p).resolve()) for p in walk(self.root))
@@ -137,7 +137,7 @@ class PublishedFiles:
 
 def _describe(paths: list[str], scheme: str, jobs: int) -> Iterable[dict[str, Any]]:
     """Publish records of ``paths``, named exactly as ``ndnsci publish`` names them."""
-    from .cli.publish import _describe_all
+    from ndnsci.cli.publish import _describe_all
 
     return _describe_all(paths, scheme, False, jobs)
 

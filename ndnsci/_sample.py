@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import missing
+from ndnsci.errors import missing
 
 NLAT, NLON = 12, 24  # 15 degrees
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import ForwarderError, StackError
+from ndnsci.errors import ForwarderError, StackError
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -131,7 +131,7 @@ class LocalStack:
             print(text, file=self.log, flush=True)
 
     def _start_forwarder(self) -> None:
-        from .ndn import forwarder
+        from ndnsci.ndn import forwarder
 
         env = {"NDNSCI_FW_UDP_PORT": str(free_port(socket.SOCK_DGRAM))}
         if self.forwarder_mode == "shared":
@@ -159,7 +159,7 @@ class LocalStack:
     def _prepare_data(self) -> None:
         if self.data.exists() and any(self.data.iterdir()):
             return
-        from ._sample import make_sample
+        from ndnsci._sample import make_sample
 
         self._say(f"data: writing the sample archive to {self.data}")
         make_sample(self.data, big_mib=self.big_mib)
@@ -221,7 +221,7 @@ class LocalStack:
 
     def _key_env(self) -> dict[str, str]:
         """The producer signs with the user's key, else with one made for this stack."""
-        from .ndn import keys
+        from ndnsci.ndn import keys
 
         if keys.key_path().exists():
             return {}
@@ -290,7 +290,7 @@ class LocalStack:
 
     def catalog(self) -> Any:
         """A :class:`ndnsci.Catalog` of this stack."""
-        from ._client import Catalog
+        from ndnsci._client import Catalog
 
         return Catalog(self.catalog_url)
 
@@ -301,7 +301,7 @@ class LocalStack:
                 log = _tail(_read(self.log_path(part)))
                 return f"the {part} exited ({proc.returncode}):\n{log}"
         if self._fw_socket is not None:
-            from .ndn import forwarder
+            from ndnsci.ndn import forwarder
 
             if not forwarder.is_running(self._fw_socket, 2.0):
                 return f"the forwarder on {self._fw_socket} stopped"
@@ -322,7 +322,7 @@ class LocalStack:
             if proc is not None:
                 _terminate(proc)
         if self._fw_socket is not None:
-            from .ndn import forwarder
+            from ndnsci.ndn import forwarder
 
             with contextlib.suppress(ForwarderError, OSError):
                 forwarder.stop(self._fw_socket)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._fetch import FetchReport
+    from ndnsci._fetch import FetchReport
 
 __all__ = [
     "CatalogError",

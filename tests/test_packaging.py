@@ -43,8 +43,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("ndnsci", "translators", "catalog"):
-        shutil.copytree(REPO / name, src / name, symlinks=True, ignore=ignore)
+    shutil.copytree(REPO / "ndnsci", src / "ndnsci", ignore=ignore)
     subprocess.run(
         [*PIP, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
          "-w", str(tmp / "dist"), str(src)],
@@ -77,6 +76,9 @@ def test_wheel_contents(wheel):
     assert "ndnsci/py.typed" in names and "ndnsci/errors.py" in names
     assert "ndnsci/translators/cmip5.py" in names and "ndnsci/catalog/main.py" in names
     assert "ndnsci/catalog/migrations/script.py.mako" in names
+    # the portal's build (`make test` builds it first) travels in the package
+    assert "ndnsci/catalog/portal/index.html" in names
+    assert any(n.startswith("ndnsci/catalog/portal/assets/") and n.endswith(".js") for n in names)
     assert not any(n.startswith(("tests/", "notebooks/")) for n in names)
 
 
@@ -164,3 +166,33 @@ def test_the_wheel_installs_and_runs_alone(wheel, tmp_path):
         subprocess.run([str(ndnsci), "--help"], capture_output=True, check=True, env=env)
         times.append(time.perf_counter() - started)
     assert statistics.median(times) < 1.0
+
+
+def test_the_installed_package_serves_the_portal(wheel, tmp_path):
+    """The catalog of an installed wheel serves the portal it carries (no source checkout).
+
+    The wheel goes to a folder of its own; the interpreter starts without ``site`` (so the
+    editable install of the checkout is not on the path; nor is the checkout, the current folder)
+    and finds the server's dependencies
+    in this virtualenv's site-packages, after the installed wheel."""
+    target = tmp_path / "installed"
+    install = ["install", "--quiet", "--no-deps", "--no-index", "--target", str(target)]
+    subprocess.run([*PIP, *install, str(wheel)], check=True, timeout=300)
+    site_packages = next(p for p in sys.path if p.endswith("site-packages"))
+    code = (
+        "import ndnsci.catalog, starlette.testclient as t\n"
+        "from ndnsci.catalog.main import create_app\n"
+        "from ndnsci.catalog.config import Settings\n"
+        "page = t.TestClient(create_app(Settings(db='sqlite://'))).get('/')\n"
+        "print(ndnsci.catalog.__file__, page.status_code, '<div id=\"root\">' in page.text)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPATH", "NDNSCI_"))}
+    env["PYTHONPATH"] = f"{target}{os.pathsep}{site_packages}"
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    where, status, served = out.stdout.split()
+    assert Path(where).is_relative_to(target)
+    assert (status, served) == ("200", "True")

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from ndnsci import __version__
 
 # sub-command -> module, in the order ``ndnsci --help`` lists them
 COMMANDS = {

@@ -7,12 +7,12 @@ import json
 import sys
 from typing import Any
 
-from ._common import fail
+from ndnsci.cli._common import fail
 
 
 def run(args: argparse.Namespace, options: Any) -> int:
-    from .._fetch import Interrupted, download
-    from ..errors import CatalogError, TransportError
+    from ndnsci._fetch import Interrupted, download
+    from ndnsci.errors import CatalogError, TransportError
 
     try:
         items = _from_query(args) if args.query else _from_manifest(args.manifest)
@@ -49,14 +49,14 @@ def run(args: argparse.Namespace, options: Any) -> int:
 
 
 def _from_query(args: argparse.Namespace) -> list[Any]:
-    from .._client import Catalog, Query
+    from ndnsci._client import Catalog, Query
 
     with Catalog(args.catalog) as catalog:
         return catalog.manifest(Query.parse(args.query))
 
 
 def _from_manifest(path: str) -> list[Any]:
-    from .._manifest import parse
+    from ndnsci._manifest import parse
 
     if path == "-":
         return list(parse(sys.stdin))

@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ._common import catalog_option, fail
+from ndnsci.cli._common import catalog_option, fail
 
 
 def register(subparsers: Any) -> None:
@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..ndn.consumer import FetchOptions
+    from ndnsci.ndn.consumer import FetchOptions
 
     sources = sum(bool(x) for x in (args.names, args.query, args.manifest))
     if sources != 1:
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         trust_key=args.trust,
     )
     if not args.names:
-        from . import _bulk
+        from ndnsci.cli import _bulk
 
         return _bulk.run(args, opts)
     os.makedirs(args.output, exist_ok=True)
@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(names: list[str]) -> int:
-    from ..errors import NdnError
-    from ..ndn.consumer import list_directory
+    from ndnsci.errors import NdnError
+    from ndnsci.ndn.consumer import list_directory
 
     failed = 0
     for name in names:
@@ -126,8 +126,8 @@ def _list(names: list[str]) -> int:
 
 
 def _fetch_one(name: str, out_dir: str, opts: Any, progress: _Progress) -> tuple[str, Any]:
-    from ..errors import NdnError
-    from ..ndn.consumer import fetch
+    from ndnsci.errors import NdnError
+    from ndnsci.ndn.consumer import fetch
 
     task = progress.add(name)
     try:
@@ -142,7 +142,7 @@ def _fetch_one(name: str, out_dir: str, opts: Any, progress: _Progress) -> tuple
 def _summary(outcomes: list[tuple[str, Any]], seconds: float, as_json: bool) -> int:
     import json
 
-    from ..ndn.consumer import FetchResult
+    from ndnsci.ndn.consumer import FetchResult
 
     failed = 0
     total = 0

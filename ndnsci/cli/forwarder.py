@@ -32,8 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import ForwarderError
-    from ..ndn import forwarder
+    from ndnsci.errors import ForwarderError
+    from ndnsci.ndn import forwarder
 
     sock = forwarder.socket_path(args.socket)
     try:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from typing import IO, Any
 
-from ..translators import netcdf
+from ndnsci.translators import netcdf
 
 # values longer than this are cut in the readable summary (--json always has them whole)
 _WIDTH = 100

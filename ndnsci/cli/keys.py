@@ -29,8 +29,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import PublisherKeyError
-    from ..ndn import keys
+    from ndnsci.errors import PublisherKeyError
+    from ndnsci.ndn import keys
 
     try:
         key = (

@@ -34,9 +34,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ..translators import translate
-from ..translators.registry import AUTO
-from .translate import walk
+from ndnsci.cli.translate import walk
+from ndnsci.translators import translate
+from ndnsci.translators.registry import AUTO
 
 #: keys of ``ndnsci translate --json`` that describe the translation, not the file
 TRANSLATION_ONLY = ("input", "ok", "error")
@@ -221,7 +221,7 @@ def describe(path: str, scheme: str = AUTO, checksum: bool = True) -> dict[str, 
 
 
 def _metadata(path: str, checksum: bool) -> dict[str, Any]:
-    from ..translators import netcdf
+    from ndnsci.translators import netcdf
 
     metadata = netcdf.extract(path, checksum=checksum).to_dict()
     metadata.pop("path", None)  # names are location independent: no provider paths in the catalog

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import fail
+from ndnsci.cli._common import fail
 
 
 def register(subparsers: Any) -> None:
@@ -32,8 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._sample import make_sample
-    from ..errors import MissingDependencyError
+    from ndnsci._sample import make_sample
+    from ndnsci.errors import MissingDependencyError
 
     try:
         sample = make_sample(args.dest, big_mib=max(0, args.big_mib))

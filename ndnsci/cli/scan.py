@@ -13,9 +13,9 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-from ..translators import Translation
-from ..translators.registry import AUTO
-from .translate import make_converter, walk
+from ndnsci.cli.translate import make_converter, walk
+from ndnsci.translators import Translation
+from ndnsci.translators.registry import AUTO
 
 TOP_VALUES = 6
 

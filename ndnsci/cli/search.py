@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any
 
-from ._common import catalog_option, fail
+from ndnsci.cli._common import catalog_option, fail
 
 
 def register(subparsers: Any) -> None:
@@ -45,8 +45,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._client import Catalog, Query
-    from ..errors import CatalogError, UnknownFacetError
+    from ndnsci._client import Catalog, Query
+    from ndnsci.errors import CatalogError, UnknownFacetError
 
     try:
         query = Query.parse(" ".join(args.filters))

@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import CatalogError, NdnError
+    from ndnsci.errors import CatalogError, NdnError
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -93,16 +93,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tree_producer(args: argparse.Namespace, key: Any) -> Any:
-    from ..ndn import name
-    from ..ndn.producer import Producer
+    from ndnsci.ndn import name
+    from ndnsci.ndn.producer import Producer
 
     return Producer(args.root, name.from_uri(args.prefix), segment_size=args.segment_size, key=key)
 
 
 def _catalog_producer(args: argparse.Namespace, key: Any, stop: threading.Event) -> Any:
-    from .._client import Catalog
-    from .._published import PublishedFiles
-    from ..ndn.producer import MappedProducer
+    from ndnsci._client import Catalog
+    from ndnsci._published import PublishedFiles
+    from ndnsci.ndn.producer import MappedProducer
 
     if not os.path.isdir(args.root):
         raise NotADirectoryError(f"not a directory: {args.root}")
@@ -121,7 +121,7 @@ def _catalog_producer(args: argparse.Namespace, key: Any, stop: threading.Event)
 
 def _follow(published: Any, producer: Any, every: float, stop: threading.Event) -> None:
     """Rescan ROOT whenever the catalog's change feed moves (errors are logged, not fatal)."""
-    from ..errors import CatalogError
+    from ndnsci.errors import CatalogError
 
     while not stop.wait(max(every, 0.1)):
         try:
@@ -134,8 +134,8 @@ def _follow(published: Any, producer: Any, every: float, stop: threading.Event) 
 
 
 def _load_key(name: str) -> Any:
-    from ..errors import PublisherKeyError
-    from ..ndn import keys
+    from ndnsci.errors import PublisherKeyError
+    from ndnsci.ndn import keys
 
     try:
         return keys.load(name)

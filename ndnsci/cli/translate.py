@@ -15,8 +15,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-from ..translators import Translation, get_translator, reverse, translate
-from ..translators.registry import AUTO, ENTRY_POINT_GROUP, UnknownSchemeError
+from ndnsci.translators import Translation, get_translator, reverse, translate
+from ndnsci.translators.registry import AUTO, ENTRY_POINT_GROUP, UnknownSchemeError
 
 
 def _scheme_names() -> list[str]:
@@ -92,7 +92,7 @@ def make_converter(args: argparse.Namespace) -> Callable[[str], Translation]:
     if not args.metadata:
         return lambda text: translate(text, scheme)
 
-    from ..translators import netcdf
+    from ndnsci.translators import netcdf
 
     def with_metadata(text: str) -> Translation:
         attributes = None

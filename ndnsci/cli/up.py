@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ._common import fail
+from ndnsci.cli._common import fail
 
 
 def register(subparsers: Any) -> None:
@@ -50,9 +50,9 @@ def default_data() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._stack import LocalStack
-    from ..errors import NdnsciError
-    from ..ndn.transport import transport_uri
+    from ndnsci._stack import LocalStack
+    from ndnsci.errors import NdnsciError
+    from ndnsci.ndn.transport import transport_uri
 
     user_transport = transport_uri()  # before the stack points NDN_CLIENT_TRANSPORT at itself
     stop = threading.Event()
@@ -152,8 +152,8 @@ def _check(stack: Any) -> int:
     """One search and one fetch through the running stack; 0 when both worked."""
     import tempfile
 
-    from .._fetch import download
-    from ..errors import NdnsciError
+    from ndnsci._fetch import download
+    from ndnsci.errors import NdnsciError
 
     query, _ = _example(stack)
     try:

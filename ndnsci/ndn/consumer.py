@@ -25,16 +25,16 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import (
+from ndnsci.errors import (
     FetchError,
     FetchTimeout,
     IntegrityError,
     NotFoundError,
     TransportError,
 )
-from . import cc, keys, rdr, tlv
-from . import name as ndnname
-from .transport import Face
+from ndnsci.ndn import cc, keys, rdr, tlv
+from ndnsci.ndn import name as ndnname
+from ndnsci.ndn.transport import Face
 
 DISCOVERY_LIFETIME_MS = 1000
 DISCOVERY_ATTEMPTS = 3

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import time
 
-from ..errors import TransportError
-from . import tlv
-from .transport import Face
+from ndnsci.errors import TransportError
+from ndnsci.ndn import tlv
+from ndnsci.ndn.transport import Face
 
 ORIGIN_APP = 0
 _CHILD_INHERIT = 1

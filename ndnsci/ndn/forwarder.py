@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ForwarderError, TransportError
-from . import tlv
-from .transport import Face, default_socket
+from ndnsci.errors import ForwarderError, TransportError
+from ndnsci.ndn import tlv
+from ndnsci.ndn.transport import Face, default_socket
 
 VERSION = "v1.5.3"
 CS_PER_THREAD_MAX = 65535
@@ -130,7 +130,7 @@ def is_running(sock: Path, timeout: float = 2.0) -> bool:
 
 def status(sock: Path, timeout: float = 2.0) -> dict[str, int | str]:
     """The forwarder's general status (NFD ``status/general`` dataset)."""
-    from .consumer import express
+    from ndnsci.ndn.consumer import express
 
     uri = f"unix://{sock}"
     try:

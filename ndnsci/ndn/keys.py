@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import PublisherKeyError
+from ndnsci.errors import PublisherKeyError
 
 DEFAULT_NAME = "default"
 

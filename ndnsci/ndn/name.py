@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import string
 
-from ..errors import InvalidNameError
-from . import tlv
+from ndnsci.errors import InvalidNameError
+from ndnsci.ndn import tlv
 
 # RFC 3986 unreserved characters are written as they are; everything else is %XX-escaped
 _PLAIN = frozenset((string.ascii_letters + string.digits + "-._~").encode())

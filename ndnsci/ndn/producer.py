@@ -30,11 +30,11 @@ from dataclasses import dataclass, field, replace
 from threading import Event
 from typing import Any
 
-from ..errors import TransportError
-from . import control, rdr, tlv
-from .filehash import HashCache
-from .keys import PublisherKey
-from .transport import Face
+from ndnsci.errors import TransportError
+from ndnsci.ndn import control, rdr, tlv
+from ndnsci.ndn.filehash import HashCache
+from ndnsci.ndn.keys import PublisherKey
+from ndnsci.ndn.transport import Face
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import tlv
+from ndnsci.ndn import tlv
 
 SEGMENT_SIZE = 0xF500
 SIZE = 0xF502

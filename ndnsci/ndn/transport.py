@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from ..errors import TransportError
-from . import tlv
+from ndnsci.errors import TransportError
+from ndnsci.ndn import tlv
 
 ENV = "NDN_CLIENT_TRANSPORT"
 RECV_BUFFER = 4 << 20

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import ndnsci.catalog
 from ndnsci.catalog.config import Settings
 from ndnsci.catalog.main import create_app, portal_dir
 
@@ -22,17 +23,16 @@ def get(app: object, path: str) -> httpx.Response:
 
 
 @pytest.fixture
-def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def built(tmp_path: Path) -> Path:
     dist = tmp_path / "dist"
     (dist / "assets").mkdir(parents=True)
     (dist / "index.html").write_text("<!doctype html><title>ndnsci portal</title>")
     (dist / "assets" / "index-abc123.js").write_text("console.log(1)")
-    monkeypatch.setenv("NDNSCI_WEBUI_DIR", str(dist))
     return dist
 
 
 def test_portal_is_served_at_root_with_cache_headers(built: Path) -> None:
-    app = create_app(Settings(db="sqlite://"))
+    app = create_app(Settings(db="sqlite://", webui_dir=str(built)))
     page = get(app, "/")
     assert page.status_code == 200
     assert "ndnsci portal" in page.text
@@ -42,7 +42,7 @@ def test_portal_is_served_at_root_with_cache_headers(built: Path) -> None:
 
 
 def test_api_routes_win_and_unknown_api_paths_stay_json(built: Path) -> None:
-    app = create_app(Settings(db="sqlite://"))
+    app = create_app(Settings(db="sqlite://", webui_dir=str(built)))
     assert get(app, "/openapi.json").json()["info"]["title"] == "ndnsci catalog"
     missing = get(app, "/api/v1/no-such-route")
     assert missing.status_code == 404
@@ -50,19 +50,26 @@ def test_api_routes_win_and_unknown_api_paths_stay_json(built: Path) -> None:
     assert get(app, "/assets/gone.js").status_code == 404
 
 
-def test_no_portal_when_not_built_or_turned_off(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_no_portal_when_not_built_or_turned_off(tmp_path: Path) -> None:
+    missing = Settings(db="sqlite://", webui_dir=str(tmp_path / "missing"))
+    assert portal_dir(missing) is None
+    assert get(create_app(missing), "/").status_code == 404
+    off = Settings(db="sqlite://", webui_dir="")
+    assert portal_dir(off) is None
+    assert get(create_app(off), "/").status_code == 404
+
+
+def test_the_setting_comes_from_the_environment(
+    built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("NDNSCI_WEBUI_DIR", str(tmp_path / "missing"))
-    assert portal_dir() is None
-    assert get(create_app(Settings(db="sqlite://")), "/").status_code == 404
-    monkeypatch.setenv("NDNSCI_WEBUI_DIR", "")
-    assert portal_dir() is None
+    monkeypatch.setenv("NDNSCI_WEBUI_DIR", str(built))
+    assert portal_dir(Settings(db="sqlite://")) == built
 
 
-def test_default_is_the_checkout_webui_dist(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_is_the_build_carried_in_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make test` builds the portal first (the Makefile's portal target), so it is there."""
     monkeypatch.delenv("NDNSCI_WEBUI_DIR", raising=False)
-    found = portal_dir()
-    expected = Path(__file__).resolve().parents[2] / "webui" / "dist"
-    assert found in (None, expected)
-    assert (found is not None) == (expected / "index.html").is_file()
+    packaged = Path(ndnsci.catalog.__file__).parent / "portal"
+    assert portal_dir(Settings(db="sqlite://")) == packaged
+    page = get(create_app(Settings(db="sqlite://")), "/")
+    assert page.status_code == 200 and '<div id="root">' in page.text

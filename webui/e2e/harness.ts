@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 export const WEBUI = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const REPO = resolve(WEBUI, "..");
 export const SAMPLE = join(REPO, "tests/data/netcdf/cmip5");
-export const DIST = join(WEBUI, "dist");
+export const DIST = join(WEBUI, "..", "ndnsci", "catalog", "portal");
 export const SCREENSHOTS = join(REPO, "docs/screenshots");
 
 /** The `ndnsci` command: $NDNSCI_BIN, else the repository's virtualenv. */
@@ -103,9 +103,9 @@ export interface Catalog {
   stop: () => Promise<void>;
 }
 
-/** `ndnsci catalog serve` on a free loopback port, serving webui/dist at /. */
+/** `ndnsci catalog serve` on a free loopback port, serving the portal build at /. */
 export async function startCatalog(dbUrl: string): Promise<Catalog> {
-  if (!existsSync(join(DIST, "index.html"))) throw new Error("webui/dist is not built: run `npm run build` first");
+  if (!existsSync(join(DIST, "index.html"))) throw new Error("the portal is not built: run `npm run build` first");
   const port = await freePort();
   const server = new Server(ndnsciBin(), ["catalog", "serve", "--db", dbUrl, "--host", "127.0.0.1", "--port", String(port)], {
     NDNSCI_WEBUI_DIR: DIST,

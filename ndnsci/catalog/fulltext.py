@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.sql.elements import TextClause
 
 if TYPE_CHECKING:
-    from .bulk import Writer
+    from ndnsci.catalog.bulk import Writer
 
 _TOKEN = re.compile(r"[^\W_]+")
 #: PostgreSQL positions stop at 16383; a longer document adds nothing a person searches for

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from . import bulk, fulltext
-from .records import Record
+from ndnsci.catalog import bulk, fulltext
+from ndnsci.catalog.records import Record
 
 CHUNK = 500  # bound parameters per IN list: far under every backend's limit
 #: a ``tree_nodes`` delta: (parent, component, files, leaves)

@@ -6,7 +6,6 @@ uvicorn --factory ndnsci.catalog.main:create_app     (or: ndnsci catalog serve)
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,12 +20,12 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 from starlette.types import Scope
 
-from .api.deps import reject_nul
-from .api.routes import export, files, publish, search, status
-from .config import Settings, get_settings
-from .database import make_engine, make_sessionmaker
-from .errors import CatalogError
-from .facetindex import FacetIndex, engine_source
+from ndnsci.catalog.api.deps import reject_nul
+from ndnsci.catalog.api.routes import export, files, publish, search, status
+from ndnsci.catalog.config import Settings, get_settings
+from ndnsci.catalog.database import make_engine, make_sessionmaker
+from ndnsci.catalog.errors import CatalogError
+from ndnsci.catalog.facetindex import FacetIndex, engine_source
 
 API_PREFIX = "/api/v1"
 log = logging.getLogger(__name__)
@@ -70,7 +69,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(reject_nul)])
     app.add_exception_handler(CatalogError, _catalog_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    _mount_portal(app)  # last: the API routes above take precedence over the static files
+    _mount_portal(app, settings)  # last: the API routes above take precedence over the static files
     return app
 
 
@@ -93,16 +92,14 @@ async def _catalog_error(_request: Request, exc: Exception) -> JSONResponse:
 # --- the web portal (webui/) --------------------------------------------------------------------
 
 
-def portal_dir() -> Path | None:
-    """The built web portal served at ``/``: ``$NDNSCI_WEBUI_DIR``, else ``webui/dist`` of the
-    source checkout; None when it has not been built (``npm --prefix webui run build``).
-    ``NDNSCI_WEBUI_DIR=''`` turns the portal off."""
-    configured = os.environ.get("NDNSCI_WEBUI_DIR")
-    if configured is not None:
-        directory = Path(configured) if configured else None
-    else:
-        directory = Path(__file__).resolve().parents[1] / "webui" / "dist"
-    return directory if directory and (directory / "index.html").is_file() else None
+def portal_dir(settings: Settings) -> Path | None:
+    """The built web portal served at ``/``: ``settings.webui_dir`` (``$NDNSCI_WEBUI_DIR``), by
+    default the build carried in the package; None when it is not there or turned off (''),
+    so the API runs alone."""
+    if not settings.webui_dir:
+        return None
+    directory = Path(settings.webui_dir)
+    return directory if (directory / "index.html").is_file() else None
 
 
 class _PortalFiles(StaticFiles):
@@ -118,7 +115,7 @@ class _PortalFiles(StaticFiles):
         return response
 
 
-def _mount_portal(app: FastAPI) -> None:
-    directory = portal_dir()
+def _mount_portal(app: FastAPI, settings: Settings) -> None:
+    directory = portal_dir(settings)
     if directory is not None:
         app.mount("/", _PortalFiles(directory=directory, html=True), name="portal")

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from ..database import SessionDep
-from ..errors import InvalidInputError
-from ..schemas import ErrorResponse
-from ..tokens import token_name
+from ndnsci.catalog.database import SessionDep
+from ndnsci.catalog.errors import InvalidInputError
+from ndnsci.catalog.schemas import ErrorResponse
+from ndnsci.catalog.tokens import token_name
 
 _bearer = HTTPBearer(auto_error=False, description="a token from `ndnsci catalog token create`")
 

@@ -12,10 +12,10 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...database import SessionDep
-from ...models import File
-from ...query import valid_facets
-from ..deps import errors
+from ndnsci.catalog.api.deps import errors
+from ndnsci.catalog.database import SessionDep
+from ndnsci.catalog.models import File
+from ndnsci.catalog.query import valid_facets
 
 router = APIRouter(tags=["export"])
 

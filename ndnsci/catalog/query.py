@@ -25,12 +25,12 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import fulltext, ordering
-from .bulk import load_json, time_code
-from .errors import InvalidInputError, UnknownFacetError
-from .facetindex import Bools, FacetIndex, Ints, Stale
-from .models import FacetKey
-from .records import RESERVED_KEYS, normalize_name, normalize_time
+from ndnsci.catalog import fulltext, ordering
+from ndnsci.catalog.bulk import load_json, time_code
+from ndnsci.catalog.errors import InvalidInputError, UnknownFacetError
+from ndnsci.catalog.facetindex import Bools, FacetIndex, Ints, Stale
+from ndnsci.catalog.models import FacetKey
+from ndnsci.catalog.records import RESERVED_KEYS, normalize_name, normalize_time
 
 Sort = Literal[
     "name", "-name", "size", "-size", "time_start", "-time_start", "time_end", "-time_end",
@@ -68,7 +68,7 @@ class SearchParams:
 @functools.cache
 def scheme_facet_keys() -> frozenset[str]:
     """Facet keys every registered naming scheme declares (valid even before any publish)."""
-    from ..translators import get_translator, list_schemes
+    from ndnsci.translators import get_translator, list_schemes
 
     keys: set[str] = set()
     for scheme in list_schemes():

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
-from ._core import Translation, Translator, failure
+from ndnsci.translators._core import Translation, Translator, failure
 
 ENTRY_POINT_GROUP = "ndnsci.translators"
 AUTO = "auto"

@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from .errors import InvalidInputError, NotFoundError
-from .models import File, TreeNode
+from ndnsci.catalog.errors import InvalidInputError, NotFoundError
+from ndnsci.catalog.models import File, TreeNode
 
 _HIGHEST = "\U0010ffff"
 

@@ -208,7 +208,7 @@ class PostgresWriter(Writer):
             self._copy(table, columns, rows)
 
     def insert_fulltext(self, docs: list[tuple[int, str]]) -> None:
-        from .fulltext import pg_vector
+        from ndnsci.catalog.fulltext import pg_vector
 
         if docs:
             self._copy("files_fts", ("file_id", "doc"), ((i, pg_vector(d)) for i, d in docs))

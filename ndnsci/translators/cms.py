@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._core import Correction, Facets, Translation, Translator, failure
-from .names import build_name, split_name
+from ndnsci.translators._core import Correction, Facets, Translation, Translator, failure
+from ndnsci.translators.names import build_name, split_name
 
 SCHEME = "cms"
 ROOT = "CMS"

@@ -28,9 +28,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._core import Correction, Facets, Translation, Translator, failure
-from ._time import drs_time_range
-from .cmip6_tables import (
+from ndnsci.translators._core import Correction, Facets, Translation, Translator, failure
+from ndnsci.translators._time import drs_time_range
+from ndnsci.translators.cmip6_tables import (
     ACTIVITIES,
     EXPERIMENT_ACTIVITY,
     INSTITUTIONS,
@@ -38,7 +38,7 @@ from .cmip6_tables import (
     TABLES,
     TIME_PRECISION,
 )
-from .names import build_name, split_name
+from ndnsci.translators.names import build_name, split_name
 
 SCHEME = "cmip6"
 ROOT = "CMIP6"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sqlalchemy import select, text
 
-from ...database import SessionDep
-from ...models import CatalogState, FacetKey, TreeNode
-from ...schemas import HealthResponse, StatsResponse
+from ndnsci.catalog.database import SessionDep
+from ndnsci.catalog.models import CatalogState, FacetKey, TreeNode
+from ndnsci.catalog.schemas import HealthResponse, StatsResponse
 
 router = APIRouter(tags=["status"])
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..translators.names import build_name, split_name
+from ndnsci.translators.names import build_name, split_name
 
 #: query parameters of /search: a facet may not be called like one of them
 RESERVED_KEYS = frozenset(

@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, Engine
 
-from .bulk import HEAD, NO_END, NO_SIZE, NO_START
+from ndnsci.catalog.bulk import HEAD, NO_END, NO_SIZE, NO_START
 
 log = logging.getLogger(__name__)
 

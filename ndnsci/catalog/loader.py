@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 
-from .ingest import Prepared, PublishResult, prepare, publish
-from .records import RecordError, parse_record, record_from_line
+from ndnsci.catalog.ingest import Prepared, PublishResult, prepare, publish
+from ndnsci.catalog.records import RecordError, parse_record, record_from_line
 
 
 @dataclass(slots=True)

@@ -13,13 +13,14 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ....translators.names import split_name
-from ...database import SessionDep
-from ...errors import CatalogError, NotFoundError
-from ...facetindex import FacetIndex, Ints, Stale
-from ...ingest import chunks, retract
-from ...models import File, FileHistory, table
-from ...query import (
+from ndnsci.catalog.api.deps import TokenDep, errors
+from ndnsci.catalog.api.routes.search import ATTEMPTS
+from ndnsci.catalog.database import SessionDep
+from ndnsci.catalog.errors import CatalogError, NotFoundError
+from ndnsci.catalog.facetindex import FacetIndex, Ints, Stale
+from ndnsci.catalog.ingest import chunks, retract
+from ndnsci.catalog.models import File, FileHistory, table
+from ndnsci.catalog.query import (
     Search,
     SearchParams,
     manifest_rows,
@@ -27,10 +28,9 @@ from ...query import (
     parse_params,
     time_bound,
 )
-from ...records import RecordError, normalize_name
-from ...schemas import FileRecord, ManifestRequest, RetractResponse
-from ..deps import TokenDep, errors
-from .search import ATTEMPTS
+from ndnsci.catalog.records import RecordError, normalize_name
+from ndnsci.catalog.schemas import FileRecord, ManifestRequest, RetractResponse
+from ndnsci.translators.names import split_name
 
 router = APIRouter(tags=["files"])
 

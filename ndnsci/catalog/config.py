@@ -13,6 +13,10 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+#: where the portal's production build lands (``npm --prefix webui run build``) and where the
+#: wheel carries it: package data of ``ndnsci.catalog``
+PACKAGED_PORTAL = Path(__file__).resolve().parent / "portal"
+
 
 def default_db_url() -> str:
     """A SQLite file under the user's data directory (``$XDG_DATA_HOME/ndnsci/catalog.db``)."""
@@ -29,6 +33,8 @@ class Settings(BaseSettings):
     cors_origins: list[str] = Field(default_factory=list)
     #: records accepted in one ``POST /publish`` request (one transaction each)
     max_publish_records: int = 50_000
+    #: the built web portal served at ``/`` (``NDNSCI_WEBUI_DIR``); '' turns it off
+    webui_dir: str = str(PACKAGED_PORTAL)
     #: SQL echo, for debugging
     echo_sql: bool = False
 

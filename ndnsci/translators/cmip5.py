@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._core import Correction, Facets, Translation, Translator, failure
-from ._time import drs_time_range
-from .cmip5_tables import (
+from ndnsci.translators._core import Correction, Facets, Translation, Translator, failure
+from ndnsci.translators._time import drs_time_range
+from ndnsci.translators.cmip5_tables import (
     CMIP6_ONLY_TABLES,
     EXPERIMENTS,
     FREQUENCIES,
@@ -39,7 +39,7 @@ from .cmip5_tables import (
     VARIABLE_REALMS,
     by_lower,
 )
-from .names import build_name, split_name
+from ndnsci.translators.names import build_name, split_name
 
 SCHEME = "cmip5"
 ROOT = "CMIP5"

@@ -8,13 +8,13 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 
-from ...database import SessionDep
-from ...errors import InvalidInputError
-from ...ingest import publish
-from ...models import CatalogState, Change
-from ...records import RecordError, parse_lines
-from ...schemas import ChangesResponse, PublishResponse
-from ..deps import TokenDep, errors
+from ndnsci.catalog.api.deps import TokenDep, errors
+from ndnsci.catalog.database import SessionDep
+from ndnsci.catalog.errors import InvalidInputError
+from ndnsci.catalog.ingest import publish
+from ndnsci.catalog.models import CatalogState, Change
+from ndnsci.catalog.records import RecordError, parse_lines
+from ndnsci.catalog.schemas import ChangesResponse, PublishResponse
 
 router = APIRouter(tags=["publish"])
 

@@ -18,8 +18,8 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from .bulk import NO_END, NO_START
-from .facetindex import Bools, FacetIndex, Ints, Stale, by_ids
+from ndnsci.catalog.bulk import NO_END, NO_START
+from ndnsci.catalog.facetindex import Bools, FacetIndex, Ints, Stale, by_ids
 
 #: beyond this many rows before the end of the page, merging pending names gives way to
 #: re-reading the name order

@@ -8,8 +8,8 @@ import secrets
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from .ingest import now
-from .models import Token, table
+from ndnsci.catalog.ingest import now
+from ndnsci.catalog.models import Token, table
 
 PREFIX = "ndnsci_"
 

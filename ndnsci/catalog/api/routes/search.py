@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from sqlalchemy.orm import Session
 
-from ...database import SessionDep
-from ...facetindex import FacetIndex, Stale
-from ...query import (
+from ndnsci.catalog.api.deps import errors
+from ndnsci.catalog.database import SessionDep
+from ndnsci.catalog.facetindex import FacetIndex, Stale
+from ndnsci.catalog.query import (
     MAX_LIMIT,
     Search,
     SearchParams,
@@ -18,9 +19,8 @@ from ...query import (
     parse_params,
     time_bound,
 )
-from ...schemas import AutocompleteResponse, SearchResponse, TreeResponse
-from ...tree import autocomplete, browse
-from ..deps import errors
+from ndnsci.catalog.schemas import AutocompleteResponse, SearchResponse, TreeResponse
+from ndnsci.catalog.tree import autocomplete, browse
 
 router = APIRouter(tags=["search"])
 #: searches that find the database ahead of the index sync and run again, at most this often
