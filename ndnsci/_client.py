@@ -60,15 +60,14 @@ def relative_path(name: str) -> str:
     >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
     'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
     """
-    from ndnsci.translators.names import split_name
+    from ndnsci.translators.names import UnsafePathError, safe_relative_path, split_name
 
     try:
-        parts = split_name(name)
+        return safe_relative_path(split_name(name))
+    except UnsafePathError as exc:
+        raise QueryError(f"{name!r} is not safe as a path: {exc}") from exc
     except ValueError as exc:
         raise QueryError(f"{name!r} is not a valid NDN name: {exc}") from exc
-    if not parts or any(p in ("", ".", "..") or "/" in p or "\\" in p or "\0" in p for p in parts):
-        raise QueryError(f"{name!r} has a component that is not a plain file name")
-    return "/".join(parts)
 
 
 @dataclass(frozen=True)

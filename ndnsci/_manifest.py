@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ndnsci._client import ManifestEntry, relative_path
@@ -80,12 +80,16 @@ def _checked(make: Any, number: int) -> str:
 
 def _safe_path(path: object, number: int) -> str:
     """A relative path that stays inside the output directory, or ManifestError."""
-    if not isinstance(path, str) or not path or "\0" in path or "\\" in path:
+    from ndnsci.translators.names import UnsafePathError, safe_relative_path
+
+    if not isinstance(path, str):
         raise ManifestError(f"'path' must be a relative file path, not {path!r}", number)
-    parts = PurePosixPath(path).parts
-    if path.startswith("/") or any(p in ("..", ".") for p in parts):
-        raise ManifestError(f"'path' {path!r} would leave the output directory", number)
-    return str(PurePosixPath(*parts))
+    try:
+        return safe_relative_path(path)
+    except UnsafePathError as exc:
+        raise ManifestError(
+            f"'path' {path!r} would leave the output directory: {exc}", number
+        ) from None
 
 
 def parse(lines: Iterable[str]) -> Iterator[ManifestEntry | tuple[str, str] | ManifestError]:

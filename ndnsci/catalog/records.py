@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ndnsci.translators.names import build_name, split_name
+from ndnsci.translators._core import control_character
+from ndnsci.translators.names import UnsafePathError, build_name, safe_relative_path, split_name
 
 #: query parameters of /search: a facet may not be called like one of them
 RESERVED_KEYS = frozenset(
@@ -39,8 +40,6 @@ _TIME = re.compile(
     r"(?:[T ]?(?P<H>\d{2})(?::?(?P<M>\d{2})(?::?(?P<S>\d{2}))?)?)?)?)?"
 )
 _FILE_TIME_RANGE = re.compile(r"_(\d{4}(?:\d{2}){0,5})-(\d{4}(?:\d{2}){0,5})(?:-clim)?(?=[_.])")
-# control characters, and lone surrogates (undecodable file-name bytes) no database can store
-_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 # a name already in canonical NDN URI form with only unreserved characters, no component made
 # only of periods: split + rebuild would give it back unchanged, so the bulk path skips both
 _PLAIN_NAME = re.compile(r"(?:/\.*[A-Za-z0-9_~-][A-Za-z0-9._~-]*){2,}\Z")
@@ -109,18 +108,17 @@ def normalize_name(name: object) -> str:
         raise RecordError(f"'name' is not a valid NDN name: {exc}") from None
     if len(components) < 2:
         raise RecordError(f"'name' {name!r} needs a root and at least one more component")
-    for component in components:
-        if (
-            component in ("", ".", "..")
-            or any(c in component for c in "/\\")
-            or _has_control(component)
-        ):
-            raise RecordError(f"'name' {name!r} has an unsafe component {component!r}")
+    try:
+        safe_relative_path(components)  # a manifest turns the name into a download path
+    except UnsafePathError as exc:
+        raise RecordError(f"'name' is unsafe as a path: {exc}") from None
+    if any(_has_control(c) for c in components):
+        raise RecordError(f"'name' {name!r} has a control or undecodable character")
     return build_name(components)
 
 
 def _has_control(text: str) -> bool:
-    return _CONTROL.search(text) is not None
+    return control_character(text) is not None
 
 
 def normalize_time(text: object, *, upper: bool) -> str | None:
@@ -252,19 +250,17 @@ def original_name(text: object) -> str | None:
 def _relative_path(value: object) -> str | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, str)
-        or not value
-        or len(value) > MAX_NAME
-        or value.startswith(("/", "\\"))
-        or ".." in value.replace("\\", "/").split("/")
-        or _has_control(value)
-    ):
+    if not isinstance(value, str) or len(value) > MAX_NAME or _has_control(value):
         raise RecordError(
             "'original_path' must be a relative path (below the published directory) of at "
-            f"most {MAX_NAME} printable characters, without '..'"
+            f"most {MAX_NAME} printable characters"
         )
-    return value
+    try:
+        return safe_relative_path(value)
+    except UnsafePathError as exc:
+        raise RecordError(
+            f"'original_path' must stay below the published directory: {exc}"
+        ) from None
 
 
 def _facets(value: object) -> dict[str, str | None]:

@@ -35,6 +35,7 @@ from ndnsci.errors import (
 from ndnsci.ndn import cc, keys, rdr, tlv
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.transport import Face
+from ndnsci.translators.names import UnsafePathError, safe_relative_path
 
 DISCOVERY_LIFETIME_MS = 1000
 DISCOVERY_ATTEMPTS = 3
@@ -579,9 +580,11 @@ def output_path(components: list[bytes], target: Target, out_dir: str) -> str:
     """``DIR/<last generic component>``: the file name the name ends with."""
     for comp in reversed(components):
         if tlv.component_type(comp) == tlv.GENERIC:
-            leaf = tlv.component_value(comp)
-            if leaf not in (b"", b".", b"..") and b"/" not in leaf and b"\0" not in leaf:
-                return os.path.join(out_dir, os.fsdecode(leaf))
+            leaf = os.fsdecode(tlv.component_value(comp))
+            try:
+                return os.path.join(out_dir, safe_relative_path([leaf]))
+            except UnsafePathError:
+                break
     raise FetchError("the name has no component usable as a file name")
 
 

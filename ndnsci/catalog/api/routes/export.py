@@ -16,29 +16,11 @@ from ndnsci.catalog.api.deps import errors
 from ndnsci.catalog.database import SessionDep
 from ndnsci.catalog.models import File
 from ndnsci.catalog.query import valid_facets
+from ndnsci.translators import Aggregation, UnknownSchemeError, get_translator
 
 router = APIRouter(tags=["export"])
 
 FIXED_COLUMNS = ["name", "scheme", "filename", "size", "sha256", "time_start", "time_end"]
-# how intake-esm groups files of a scheme into datasets (variable key, dataset keys)
-AGGREGATION = {
-    "cmip5": (
-        "variable",
-        ["product", "institute", "model", "experiment", "frequency", "realm", "table", "ensemble"],
-    ),
-    "cmip6": (
-        "variable_id",
-        [
-            "activity_id",
-            "institution_id",
-            "source_id",
-            "experiment_id",
-            "member_id",
-            "table_id",
-            "grid_label",
-        ],
-    ),
-}
 SchemeParam = Annotated[str | None, Query(max_length=64, pattern=r"^[a-z][a-z0-9_-]*$")]
 
 
@@ -60,13 +42,13 @@ def esmcat(request: Request, session: SessionDep, scheme: SchemeParam = None) ->
         "attributes": [{"column_name": c, "vocabulary": ""} for c in _columns(session)],
         "assets": {"column_name": "name", "format": "netcdf"},
     }
-    if scheme in AGGREGATION:
-        variable, groupby = AGGREGATION[scheme]
+    aggregation = _aggregation(scheme)
+    if aggregation is not None:
         spec["aggregation_control"] = {
-            "variable_column_name": variable,
-            "groupby_attrs": groupby,
+            "variable_column_name": aggregation.variable,
+            "groupby_attrs": list(aggregation.groupby),
             "aggregations": [
-                {"type": "union", "attribute_name": variable},
+                {"type": "union", "attribute_name": aggregation.variable},
                 {
                     "type": "join_existing",
                     "attribute_name": "time_range",
@@ -75,6 +57,16 @@ def esmcat(request: Request, session: SessionDep, scheme: SchemeParam = None) ->
             ],
         }
     return spec
+
+
+def _aggregation(scheme: str | None) -> Aggregation | None:
+    """How the scheme's translator says its files group into datasets (entry points)."""
+    if not scheme:
+        return None
+    try:
+        return get_translator(scheme).aggregation
+    except UnknownSchemeError:
+        return None
 
 
 @router.get(
