@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         AsyncCatalog,
         AsyncSearchResults,
         Catalog,
+        Changes,
         File,
         FileRecord,
         ManifestEntry,
@@ -53,14 +54,15 @@ if TYPE_CHECKING:
         fetch,
     )
     from ndnsci._manifest import read_manifest
+    from ndnsci._publish import PublishBatch, PublishReport
     from ndnsci._sample import make_sample
     from ndnsci._stack import LocalStack
 
 # The SDK's modules load on first use: `ndnsci --help` and `import ndnsci` stay fast.
 _LAZY = {
     "._client": (
-        "AsyncCatalog AsyncSearchResults Catalog File FileRecord ManifestEntry Node Query "
-        "SearchResults"
+        "AsyncCatalog AsyncSearchResults Catalog Changes File FileRecord ManifestEntry Node "
+        "Query SearchResults"
     ),
     "._dataset": "data_dir open_dataset open_mfdataset",
     "._fetch": (
@@ -68,6 +70,7 @@ _LAZY = {
         "adownload afetch download fetch"
     ),
     "._manifest": "read_manifest",
+    "._publish": "PublishBatch PublishReport",
     "._sample": "make_sample",
     "._stack": "LocalStack",
 }
@@ -93,6 +96,7 @@ __all__ = [
     "AsyncCatalog",
     "AsyncSearchResults",
     "Catalog",
+    "Changes",
     "FetchReport",
     "File",
     "FileRecord",
@@ -104,6 +108,8 @@ __all__ = [
     "Node",
     "Outcome",
     "Progress",
+    "PublishBatch",
+    "PublishReport",
     "Query",
     "RichProgress",
     "SearchResults",

@@ -7,14 +7,35 @@ by ``import ndnsci``.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+import threading
+from collections import deque
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from collections.abc import Sequence as AbcSequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import quote, urlencode
 
+from ndnsci._publish import (
+    Batcher,
+    Outcome,
+    Pending,
+    PublishBatch,
+    PublishItem,
+    PublishLimits,
+    PublishReport,
+    interpret,
+)
+from ndnsci._settings import settings
 from ndnsci.errors import (
     CatalogError,
     CatalogUnavailableError,
@@ -28,7 +49,6 @@ if TYPE_CHECKING:
     import httpx
     import pandas
 
-DEFAULT_URL = "http://127.0.0.1:8000"
 ENV_URL = "NDNSCI_CATALOG"
 API = "/api/v1/"
 PAGE_SIZE = 500  # the server's limit is 1000; 500 rows are ~0.5 MB of JSON
@@ -44,7 +64,7 @@ def catalog_url(url: str | None = None) -> str:
     >>> catalog_url("http://example.org:8000/api/v1/")
     'http://example.org:8000'
     """
-    base = (url or os.environ.get(ENV_URL) or DEFAULT_URL).strip().rstrip("/")
+    base = (url or settings().catalog_url).strip().rstrip("/")
     return base.removesuffix("/api/v1")
 
 
@@ -160,6 +180,36 @@ class ManifestEntry:
     filename: str | None = None
 
 
+@dataclass(frozen=True)
+class Change:
+    """One entry of the catalog's change feed: ``op`` is 'publish' or 'retract'."""
+
+    seq: int
+    op: str
+    name: str
+    version: str | None
+    at: str
+
+
+@dataclass(frozen=True)
+class Changes:
+    """A page of the change feed (:meth:`Catalog.changes`); pass ``next`` as ``since``."""
+
+    since: int
+    last_seq: int
+    changes: list[Change]
+    next: int
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Changes:
+        return cls(
+            since=int(obj["since"]),
+            last_seq=int(obj["last_seq"]),
+            changes=[Change(**c) for c in obj["changes"]],
+            next=int(obj["next"]),
+        )
+
+
 # --- queries -------------------------------------------------------------------------------------
 
 
@@ -272,6 +322,15 @@ def _error(status: int, body: Any, text: str, base: str) -> CatalogError:
 
 
 def _unavailable(exc: Exception, base: str) -> CatalogUnavailableError:
+    import httpx
+
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        return CatalogUnavailableError(
+            f"the catalog at {base} dropped the connection during a request "
+            f"({type(exc).__name__}: {exc or 'no answer'}); was it stopped or restarted? What "
+            "it had answered before stays done: run the same command again",
+            url=base,
+        )
     return CatalogUnavailableError(
         f"no catalog answers at {base} ({type(exc).__name__}: {exc or 'no answer'}); start one "
         f"with `ndnsci up`, or point --catalog / {ENV_URL} at a running catalog",
@@ -326,9 +385,11 @@ class Catalog:
         *,
         timeout: float = 30.0,
         page_size: int = PAGE_SIZE,
+        token: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url, self.page_size = catalog_url(url), _page_size(page_size)
+        self.token = token
         self._http: httpx.Client = _httpx().Client(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
@@ -462,8 +523,100 @@ class Catalog:
         return answer
 
     def health(self) -> dict[str, Any]:
+        """The service and its database answer; what a publish request may carry."""
         answer: dict[str, Any] = self._request("GET", "health")
         return answer
+
+    def changes(self, since: int = 0, limit: int = 1000) -> Changes:
+        """Publications and retractions after ``since`` (a seq), in order, ``limit`` at most.
+
+        Example::
+
+            >>> page = cat.changes(since=0, limit=2)
+            >>> [(c.seq, c.op) for c in page.changes], page.next
+            ([(1, 'publish'), (2, 'publish')], 2)
+        """
+        params = {"since": since, "limit": limit}
+        return Changes.from_json(self._request("GET", "changes", params=params))
+
+    # publishing ---------------------------------------------------------------------------------
+
+    def publish(
+        self,
+        records: Iterable[PublishItem],
+        *,
+        replace: bool = False,
+        token: str | None = None,
+        batch: int | None = None,
+        on_batch: Callable[[PublishBatch], None] | None = None,
+    ) -> PublishReport:
+        """Publish records in the batches the catalog accepts (its ``/health`` says them).
+
+        ``records`` are JSON lines (``ndnsci translate --json``: passed on unparsed), mappings,
+        or described files (``ndnsci._describe.Record``), read as they come: any number, in
+        bounded memory. A name another file already has is a collision: the published record
+        stays (``replace=True``: it is replaced) and the report lists it. Bad records are
+        reported with their line and source, the others published. ``on_batch`` is told of
+        each request's outcome once it is committed; ``batch`` caps its records.
+
+        Example::
+
+            >>> with open("names.jsonl", "rb") as lines:
+            ...     report = cat.publish(lines, token=token)
+            >>> report.inserted, [r.line for r in report.refused]
+            (398920, [50001])
+
+        Raises:
+            CatalogError: no token (``token=``, ``Catalog(token=)`` or ``$NDNSCI_TOKEN``), it
+                is refused, or a request fails; committed batches stay published.
+            CatalogUnavailableError: the catalog cannot be reached, or dropped the connection.
+        """
+        headers = _token_headers(token or self.token, self.url)
+        batcher = Batcher(PublishLimits.from_health(self.health()), batch)
+        run = _PublishRun(batcher, on_batch)
+        params = {"replace": "true"} if replace else {}
+        items = iter(records)
+        with ThreadPoolExecutor(PIPELINE, thread_name_prefix="ndnsci-publish") as pool:
+            inflight: deque[tuple[Pending, Future[Any]]] = deque()
+            while True:
+                pending = run.next(items)
+                if pending is None:
+                    if not inflight:
+                        break
+                    self._settle(run, *inflight.popleft())
+                elif pending.items:
+                    inflight.append((pending, self._send(pool, pending, params, headers)))
+                    if len(inflight) >= PIPELINE:
+                        self._settle(run, *inflight.popleft())
+                else:
+                    run.finish(pending)
+        return run.report()
+
+    def _send(
+        self, pool: ThreadPoolExecutor, pending: Pending, params: Any, headers: Any
+    ) -> Future[Any]:
+        """Post ``pending``; return once its body is sent, so requests arrive in order."""
+        sent = threading.Event()
+
+        def body() -> Iterator[bytes]:
+            yield pending.body()
+            sent.set()
+
+        future = pool.submit(
+            self._http.post, "publish", content=body(), params=params, headers=headers
+        )
+        while not sent.wait(0.05) and not future.done():
+            pass
+        return future
+
+    def _settle(self, run: _PublishRun, pending: Pending, future: Future[Any]) -> None:
+        import httpx
+
+        try:
+            response = future.result()
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        run.settle(_publish_outcome(response, pending, run.batcher, self.url), pending)
 
     # manifests and exports ----------------------------------------------------------------------
 
@@ -570,6 +723,84 @@ def _esm_datastore(spec: dict[str, Any], text: str, local: Mapping[str, str] | N
     # threaded=False: a dataset's files are opened one by one (netCDF4's HDF5 is not
     # thread-safe: "NetCDF: HDF error", crashes)
     return datastore({"esmcat": spec, "df": frame}, progressbar=False, threaded=False)
+
+
+#: publish requests in flight: the catalog prepares one while it writes the other
+PIPELINE = 2
+
+
+def _token_headers(token: str | None, base: str) -> dict[str, str]:
+    token = token or settings().token
+    if not token:
+        raise CatalogError(
+            f"publishing to {base} needs a token (`ndnsci catalog token create NAME` on the "
+            "catalog's host): pass token=, or set NDNSCI_TOKEN",
+            url=base,
+        )
+    return {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
+
+
+def _publish_outcome(
+    response: httpx.Response, pending: Pending, batcher: Batcher, base: str
+) -> Outcome:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    outcome = interpret(response.status_code, body, pending, batcher)
+    if outcome is None:
+        _check(response, base)  # raises the error the answer is
+        raise CatalogError(f"{base} answered a publish request with {body!r}", url=base)
+    return outcome
+
+
+class _PublishRun:
+    """The bookkeeping of one publish, shared by both clients: which batch goes next (a
+    re-sent one before new ones, in order), and the report."""
+
+    def __init__(self, batcher: Batcher, on_batch: Callable[[PublishBatch], None] | None):
+        self.batcher = batcher
+        self.on_batch = on_batch
+        self.queue: deque[Pending] = deque()
+        self._report = PublishReport()
+
+    def next(self, items: Iterator[PublishItem]) -> Pending | None:
+        if self.queue:
+            return self.queue.popleft()
+        for item in items:
+            full = self.batcher.add(item)
+            if full is not None:
+                return full
+        return self.batcher.flush()
+
+    async def anext(self, items: AsyncIterator[PublishItem]) -> Pending | None:
+        if self.queue:
+            return self.queue.popleft()
+        async for item in items:
+            full = self.batcher.add(item)
+            if full is not None:
+                return full
+        return self.batcher.flush()
+
+    def settle(self, outcome: Outcome, pending: Pending) -> None:
+        self.queue.extendleft(reversed(outcome.resend))
+        if outcome.batch is not None:
+            self._finished(outcome.batch)
+
+    def finish(self, pending: Pending) -> None:
+        """A batch left with nothing to send: only its refusals."""
+        self._finished(PublishBatch(items=[], lines=[], refused=pending.refused))
+
+    def _finished(self, batch: PublishBatch) -> None:
+        self._report.requests += 1 if batch.items else 0
+        self._report.add(batch)
+        if self.on_batch is not None:
+            self.on_batch(batch)
+
+    def report(self) -> PublishReport:
+        report = self._report
+        report.refused = sorted([*self.batcher.refused, *report.refused], key=lambda r: r.line)
+        return report
 
 
 # --- result sets ---------------------------------------------------------------------------------
@@ -702,9 +933,11 @@ class AsyncCatalog:
         *,
         timeout: float = 30.0,
         page_size: int = PAGE_SIZE,
+        token: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url, self.page_size = catalog_url(url), _page_size(page_size)
+        self.token = token
         self._http: httpx.AsyncClient = _httpx().AsyncClient(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
@@ -784,9 +1017,89 @@ class AsyncCatalog:
         answer = await self._request("GET", "autocomplete", params=params)
         return [Node(**n) for n in answer["completions"]]
 
+    async def browse(self, path: str = "/", limit: int = 100, offset: int = 0) -> list[Node]:
+        """:meth:`Catalog.browse`."""
+        params = {"path": path, "limit": limit, "offset": offset}
+        answer = await self._request("GET", "tree", params=params)
+        return [Node(**n) for n in answer["children"]]
+
     async def stats(self) -> dict[str, Any]:
+        """:meth:`Catalog.stats`."""
         answer: dict[str, Any] = await self._request("GET", "stats")
         return answer
+
+    async def health(self) -> dict[str, Any]:
+        """:meth:`Catalog.health`."""
+        answer: dict[str, Any] = await self._request("GET", "health")
+        return answer
+
+    async def changes(self, since: int = 0, limit: int = 1000) -> Changes:
+        """:meth:`Catalog.changes`."""
+        params = {"since": since, "limit": limit}
+        return Changes.from_json(await self._request("GET", "changes", params=params))
+
+    async def publish(
+        self,
+        records: Iterable[PublishItem] | AsyncIterable[PublishItem],
+        *,
+        replace: bool = False,
+        token: str | None = None,
+        batch: int | None = None,
+        on_batch: Callable[[PublishBatch], None] | None = None,
+    ) -> PublishReport:
+        """:meth:`Catalog.publish` (``records`` may also be an async iterable).
+
+        Raises:
+            CatalogError, CatalogUnavailableError: as :meth:`Catalog.publish`.
+        """
+        headers = _token_headers(token or self.token, self.url)
+        batcher = Batcher(PublishLimits.from_health(await self.health()), batch)
+        run = _PublishRun(batcher, on_batch)
+        params = {"replace": "true"} if replace else {}
+        items = _aiter(records)
+        inflight: deque[tuple[Pending, asyncio.Task[Any]]] = deque()
+        try:
+            while True:
+                pending = await run.anext(items)
+                if pending is None:
+                    if not inflight:
+                        break
+                    await self._settle(run, *inflight.popleft())
+                elif pending.items:
+                    inflight.append((pending, await self._send(pending, params, headers)))
+                    if len(inflight) >= PIPELINE:
+                        await self._settle(run, *inflight.popleft())
+                else:
+                    run.finish(pending)
+        finally:
+            for _, task in inflight:
+                task.cancel()
+        return run.report()
+
+    async def _send(self, pending: Pending, params: Any, headers: Any) -> asyncio.Task[Any]:
+        """Post ``pending``; return once its body is sent, so requests arrive in order."""
+        sent = asyncio.Event()
+
+        async def body() -> AsyncIterator[bytes]:
+            yield pending.body()
+            sent.set()
+
+        task = asyncio.create_task(
+            self._http.post("publish", content=body(), params=params, headers=headers)
+        )
+        waiter = asyncio.create_task(sent.wait())
+        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        return task
+
+    async def _settle(self, run: _PublishRun, pending: Pending, task: asyncio.Task[Any]) -> None:
+        import httpx
+
+        try:
+            response = await task
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        run.settle(_publish_outcome(response, pending, run.batcher, self.url), pending)
 
     async def manifest(
         self, what: AsyncSearchResults | Query | str | Iterable[str]
@@ -809,6 +1122,34 @@ class AsyncCatalog:
         except httpx.TransportError as exc:
             raise _unavailable(exc, self.url) from exc
         return entries
+
+    async def to_intake_esm(
+        self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
+    ) -> Any:
+        """:meth:`Catalog.to_intake_esm`.
+
+        Raises:
+            MissingDependencyError: intake-esm (or pandas) is not installed.
+        """
+        import httpx
+
+        spec = await self._request("GET", "export/intake-esm", params=_scheme_param(scheme))
+        try:
+            response = await self._http.get("export/intake-esm.csv", params=_scheme_param(scheme))
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        if not response.is_success:
+            _check(response, self.url)
+        return _esm_datastore(spec, response.text, local)
+
+
+async def _aiter(records: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
+    if isinstance(records, AsyncIterable):
+        async for item in records:
+            yield item
+    else:
+        for item in records:
+            yield item
 
 
 class AsyncSearchResults:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ndnsci._client import File, ManifestEntry
 from ndnsci._fetch import Item, Layout, Progress, fetch
+from ndnsci._settings import settings
 from ndnsci.errors import missing
 
 if TYPE_CHECKING:
@@ -18,11 +19,7 @@ if TYPE_CHECKING:
 def data_dir() -> Path:
     """Where :func:`open_dataset` keeps fetched files: ``$NDNSCI_DATA_DIR``, else
     ``$XDG_CACHE_HOME/ndnsci/files`` (``~/.cache/ndnsci/files``)."""
-    explicit = os.environ.get("NDNSCI_DATA_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "ndnsci" / "files"
+    return settings().data_dir
 
 
 def _xarray() -> Any:

@@ -31,8 +31,14 @@ class Settings(BaseSettings):
     db: str = Field(default_factory=default_db_url)
     #: origins allowed to call the API from a browser (``NDNSCI_CORS_ORIGINS='["https://x"]'``)
     cors_origins: list[str] = Field(default_factory=list)
-    #: records accepted in one ``POST /publish`` request (one transaction each)
+    #: records accepted in one ``POST /publish`` request (one transaction each); stated in
+    #: ``/health`` so publishers send batches that fit (``Catalog.publish``)
     max_publish_records: int = 50_000
+    #: bytes of one ``POST /publish`` body (stated in ``/health`` too): 50,000 records of
+    #: ``ndnsci translate --json`` are ~35 MB, a record's metadata at most 1 MB
+    max_publish_bytes: int = 64 << 20
+    #: processes that prepare big publish requests while this one writes (0: in this one)
+    publish_workers: int = 1
     #: the built web portal served at ``/`` (``NDNSCI_WEBUI_DIR``); '' turns it off
     webui_dir: str = str(PACKAGED_PORTAL)
     #: SQL echo, for debugging

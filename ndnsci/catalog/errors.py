@@ -3,7 +3,8 @@
 CatalogError            400 and friends, with a message and optional extra fields
 ├── UnknownFacetError   400, lists the valid facets
 ├── NotFoundError       404
-└── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
+├── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
+└── BatchTooLargeError  413 ``batch-too-large``: a publish request over the stated limits
 """
 
 from __future__ import annotations
@@ -37,3 +38,16 @@ class NotFoundError(CatalogError):
 
 class InvalidInputError(CatalogError):
     status = 422
+
+
+class BatchTooLargeError(CatalogError):
+    """A publish request above the limits ``/health`` states: not a bad record. The answer
+    says the limits again (``max_records``, ``max_bytes``) so the publisher sends smaller
+    batches of the same records."""
+
+    status = 413
+
+    def __init__(self, message: str, *, max_records: int, max_bytes: int) -> None:
+        super().__init__(
+            message, code="batch-too-large", max_records=max_records, max_bytes=max_bytes
+        )

@@ -26,6 +26,7 @@ from ndnsci.catalog.config import Settings, get_settings
 from ndnsci.catalog.database import make_engine, make_sessionmaker
 from ndnsci.catalog.errors import CatalogError
 from ndnsci.catalog.facetindex import FacetIndex, engine_source
+from ndnsci.catalog.loader import RequestPreparer
 
 API_PREFIX = "/api/v1"
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         except Exception:  # an unmigrated or unreachable database: the first search retries
             log.exception("facet index not loaded at start-up")
         yield
+        app.state.preparer.close()
         if owned:
             engine.dispose()
 
@@ -58,6 +60,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.sessionmaker = make_sessionmaker(engine)
     # one facet index per process, following the database (tests may swap its source)
     app.state.index = FacetIndex(engine_source(engine))
+    app.state.preparer = RequestPreparer(settings.publish_workers)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -147,7 +147,7 @@ def parse_record(obj: object) -> Record:
     if obj.get("ok") is False or obj.get("error"):
         error = obj["error"] if isinstance(obj.get("error"), Mapping) else {}
         raise RecordError(
-            f"failed translation of {obj.get('input')!r} cannot be published: "
+            f"cannot be named: failed translation of {obj.get('input')!r}: "
             f"{error.get('code', '?')}: {error.get('message', '')}"
         )
     name = normalize_name(obj.get("name"))
@@ -176,52 +176,51 @@ def parse_record(obj: object) -> Record:
     )
 
 
-def parse_lines(lines: Iterable[bytes | str], *, limit: int | None = None) -> list[Record]:
-    """Records from JSON lines, all or nothing: the first bad line raises with its number."""
-    records: list[Record] = []
+@dataclass(slots=True)
+class ParsedLines:
+    """The records of JSON lines, the line number of each, and every line refused."""
+
+    records: list[Record]
+    lines: list[int]
+    #: (line number, why): every bad line, not only the first
+    refused: list[tuple[int, str]]
+
+
+def parse_lines(lines: Iterable[bytes | str]) -> ParsedLines:
+    """Records from JSON lines (blank lines skipped); each bad line is reported with its
+    number, so a publisher can drop them all and send the rest once."""
+    parsed = ParsedLines([], [], [])
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        if limit is not None and len(records) >= limit:
-            raise RecordError(f"more than {limit} records in one request; send batches", number)
         try:
-            obj = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise RecordError(f"not valid JSON: {exc}", number) from None
-        try:
-            records.append(parse_record(obj))
-        except RecordError as exc:
-            raise RecordError(exc.message, number) from None
-    return records
+            parsed.records.append(parse_record(json.loads(line)))
+        except (ValueError, UnicodeDecodeError) as exc:  # RecordError is a ValueError
+            reason = exc.message if isinstance(exc, RecordError) else f"not valid JSON: {exc}"
+            parsed.refused.append((number, reason))
+        except RecursionError:
+            parsed.refused.append((number, "not valid JSON: nested too deeply"))
+        else:
+            parsed.lines.append(number)
+    return parsed
 
 
-def record_from_line(line: str | bytes, number: int) -> dict[str, Any] | tuple[str, str] | None:
-    """One line of ``ndnsci translate --json`` -> a publish record, (source, reason) when it
-    cannot be published, or None for a blank line.
-
-    The record keeps ``_source`` (the input, else ``line N``) for reports; ``original`` is
-    derived from the input (its last component), which itself is not published.
-    """
+def record_from_line(line: str | bytes, number: int) -> tuple[str, Record | str] | None:
+    """One JSON line (as ``ndnsci translate --json`` writes them) -> ``(source, record)``, or
+    ``(source, why it is refused)``; None for a blank line. ``source`` is the line's ``input``
+    (the translator's input: a path, an LFN), else ``line N``: where to look for a report."""
     if not line.strip():
         return None
     try:
         obj = json.loads(line)
-    except ValueError as exc:
-        return (f"line {number}", f"not valid JSON: {exc}")
-    if not isinstance(obj, dict) or not obj.get("ok", True) or not obj.get("name"):
-        error = obj.get("error") if isinstance(obj, dict) else None
-        reason = error.get("message", "") if isinstance(error, dict) else "no name"
-        source = obj.get("input", f"line {number}") if isinstance(obj, dict) else f"line {number}"
-        return (str(source), f"cannot be named: {reason}")
-    given = obj.pop("input", None)
-    obj.pop("ok", None)
-    obj.pop("error", None)
-    if "original" not in obj:
-        original = original_name(given)
-        if original is not None:
-            obj["original"] = original
-    obj["_source"] = given or f"line {number}"
-    return obj
+    except (ValueError, RecursionError) as exc:
+        return f"line {number}", f"not valid JSON: {exc}"
+    given = obj.get("input") if isinstance(obj, dict) else None
+    source = given if isinstance(given, str) and given else f"line {number}"
+    try:
+        return source, parse_record(obj)
+    except RecordError as exc:
+        return source, exc.message
 
 
 def _optional_str(obj: Mapping[str, Any], key: str) -> str | None:

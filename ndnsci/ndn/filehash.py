@@ -20,15 +20,13 @@ import queue
 import threading
 from pathlib import Path
 
+from ndnsci._settings import settings
+
 log = logging.getLogger(__name__)
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("NDNSCI_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "ndnsci"
+    return settings().cache_dir
 
 
 def sha256_file(path: bytes | str) -> bytes:

@@ -56,7 +56,10 @@ def value_from_uri(text: str) -> bytes:
     """
     if not text.strip("."):
         if len(text) < 3:
-            raise ValueError(f"invalid name component {text!r}: periods-only needs 3 or more")
+            raise ValueError(
+                f"invalid name component {text!r}: '.' and '..' name no component in an NDN "
+                "URI (a component of periods is written with three more: '....' is '.')"
+            )
         return text[3:].encode("ascii")
     if "%" not in text:
         return text.encode("utf-8", "surrogateescape")

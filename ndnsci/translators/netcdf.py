@@ -74,6 +74,7 @@ __all__ = [
     "extract",
     "main_variable",
     "mip_table",
+    "naming_and_metadata",
     "naming_attributes",
     "read_global_attributes",
     "sha256_file",
@@ -349,6 +350,25 @@ def extract(path: str | os.PathLike[str], checksum: bool = False) -> FileMetadat
     if checksum:
         meta.sha256 = sha256_file(path)
     return meta
+
+
+def naming_and_metadata(
+    path: str | os.PathLike[str], checksum: bool = False
+) -> tuple[dict[str, Any], FileMetadata]:
+    """:func:`naming_attributes` and :func:`extract` of one file, from one open (what a
+    catalog publishes: the name and the header).
+
+    Raises:
+        MetadataError: the file cannot be read as netCDF (see the module docstring for codes).
+    """
+    path = os.fspath(path)
+    ds, info = _open(path)
+    with ds:
+        naming: dict[str, Any] = _guarded(path, _naming_attributes, ds)
+        meta: FileMetadata = _guarded(path, _read_header, ds, path, info)
+    if checksum:
+        meta.sha256 = sha256_file(path)
+    return naming, meta
 
 
 def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:

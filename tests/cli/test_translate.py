@@ -191,19 +191,17 @@ EDGE_NAMES = {
 }
 
 
-def test_metadata_on_files_that_are_not_netcdf_names_them_from_the_path(capsys):
+def test_metadata_names_files_as_publish_does(capsys):
     code = main(["translate", "--json", "--metadata", str(DATA / "netcdf" / "edge")])
     captured = capsys.readouterr()
     records = _json_lines(captured.out)
     assert len(records) == len(list((DATA / "netcdf" / "edge").iterdir()))
     assert "Traceback" not in captured.err
     truncated = next(r for r in records if "truncated_fgco2" in r["input"])
-    assert "truncated" in captured.err  # the unreadable header is reported
-    # and the file is named from its path alone: its name is a DRS name behind a 'truncated_'
-    # field, which the CMIP5 scheme refuses as a derived file's name
-    assert truncated["scheme"] == "cmip5"
-    assert truncated["error"]["code"] == "not-drs-filename"
-    assert "'truncated'" in truncated["error"]["message"]
+    # a netCDF file whose header cannot be read gets the reader's error, as `ndnsci publish`
+    # quarantines it: naming it from its path would publish a damaged file
+    assert not truncated["ok"] and truncated["error"]["code"] == "truncated"
+    assert "header declares 27187" in truncated["error"]["message"]
     named = {Path(r["input"]).name: r["name"] for r in records if r["ok"]}
     assert named == EDGE_NAMES  # real CMIP5 data under non-DRS names: named from its contents
     assert code == 1  # the files that are no CMIP data cannot be named

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from sqlalchemy import select, text
 
 from ndnsci.catalog.database import SessionDep
 from ndnsci.catalog.models import CatalogState, FacetKey, TreeNode
-from ndnsci.catalog.schemas import HealthResponse, StatsResponse
+from ndnsci.catalog.schemas import HealthResponse, PublishLimits, StatsResponse
 
 router = APIRouter(tags=["status"])
 
 
 @router.get("/health", operation_id="health", response_model=HealthResponse)
-def health(session: SessionDep) -> HealthResponse:
+def health(request: Request, session: SessionDep) -> HealthResponse:
+    """The service answers and its database too; and what a publish request may carry."""
     session.execute(text("SELECT 1"))
-    return HealthResponse(status="ok", database=session.get_bind().dialect.name)
+    settings = request.app.state.settings
+    return HealthResponse(
+        status="ok",
+        database=session.get_bind().dialect.name,
+        publish=PublishLimits(
+            max_records=settings.max_publish_records, max_bytes=settings.max_publish_bytes
+        ),
+    )
 
 
 @router.get("/stats", operation_id="stats", response_model=StatsResponse)
