@@ -121,8 +121,8 @@ def print_summary(summary: dict[str, Any], roots: list[str]) -> None:
             out.write(f"  {f['input']}\n    {f['code']}: {f['message']}\n")
     if summary["collisions"]:
         out.write(
-            f"\nName collisions: {len(summary['collisions'])} names of two or more files "
-            "(`ndnsci publish` publishes the first, reports the others; --replace: the last)\n"
+            f"\nName collisions ({len(summary['collisions'])}): one name for two or more files "
+            "(`ndnsci publish` publishes the first and reports the others; --replace: the last)\n"
         )
         for c in summary["collisions"]:
             out.write(f"  {c['name']}\n" + "".join(f"    {p}\n" for p in c["sources"]))

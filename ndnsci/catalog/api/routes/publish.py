@@ -54,6 +54,10 @@ async def publish_records(
     ``replace=true``. Every bad line is reported at once (422 ``invalid-records``, nothing
     published); a body over the limits is refused whole (413 ``batch-too-large``).
     """
+    # the token check read in a transaction: end it, so no connection is held while the body
+    # arrives and is prepared, and the write below starts a fresh one (a SQLite read
+    # transaction cannot become a write one once another publisher has committed)
+    await run_in_threadpool(session.rollback)
     settings = request.app.state.settings
     body = await _body(request, settings.max_publish_bytes)
     if count_records(body) > settings.max_publish_records:
