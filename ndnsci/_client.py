@@ -7,9 +7,7 @@ by ``import ndnsci``.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections import deque
 from collections.abc import (
     AsyncIterable,
@@ -20,7 +18,6 @@ from collections.abc import (
     Mapping,
 )
 from collections.abc import Sequence as AbcSequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import quote, urlencode
@@ -46,6 +43,9 @@ from ndnsci.errors import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     import httpx
     import pandas
 
@@ -571,6 +571,8 @@ class Catalog:
                 is refused, or a request fails; committed batches stay published.
             CatalogUnavailableError: the catalog cannot be reached, or dropped the connection.
         """
+        from concurrent.futures import ThreadPoolExecutor
+
         headers = _token_headers(token or self.token, self.url)
         batcher = Batcher(PublishLimits.from_health(self.health()), batch)
         run = _PublishRun(batcher, on_batch)
@@ -596,6 +598,8 @@ class Catalog:
         self, pool: ThreadPoolExecutor, pending: Pending, params: Any, headers: Any
     ) -> Future[Any]:
         """Post ``pending``; return once its body is sent, so requests arrive in order."""
+        import threading
+
         sent = threading.Event()
 
         def body() -> Iterator[bytes]:
@@ -1078,6 +1082,8 @@ class AsyncCatalog:
 
     async def _send(self, pending: Pending, params: Any, headers: Any) -> asyncio.Task[Any]:
         """Post ``pending``; return once its body is sent, so requests arrive in order."""
+        import asyncio
+
         sent = asyncio.Event()
 
         async def body() -> AsyncIterator[bytes]:

@@ -4,6 +4,7 @@ lines found at once, name collisions reported, and a catalog that goes away is a
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -12,15 +13,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from ndn_support import free_port
 
-from ndnsci._client import Catalog
-from ndnsci._publish import PublishLimits
+from ndnsci._client import AsyncCatalog, Catalog
+from ndnsci._publish import PublishLimits, PublishReport
 from ndnsci.catalog.database import make_engine
 from ndnsci.cli import main
 
@@ -144,6 +145,24 @@ def test_a_bad_line_in_the_middle_is_quarantined_and_the_rest_sent_once(
     assert code == 1
     assert "QUARANTINE /archive/broken.nc" in err and "QUARANTINE line 131" in err
     assert "248 published" in err and "2 quarantined" in err
+
+
+def test_the_async_client_publishes_alike(server, token, fresh_db_url):
+    async def stream() -> AsyncIterator[bytes]:
+        for line in lines(250, {57: "not json"}):
+            yield line
+
+    async def publish() -> PublishReport:
+        async with AsyncCatalog(server.url, token=token) as catalog:
+            report = await catalog.publish(stream())
+            changes = await catalog.changes(since=0, limit=1000)
+        assert [c.name for c in changes.changes][-1].endswith("/tas_250.nc")
+        return report
+
+    report = asyncio.run(publish())
+    assert (report.inserted, report.requests) == (249, 3)
+    assert [(r.line, r.source) for r in report.refused] == [(57, "line 57")]
+    assert files_in(fresh_db_url) == 249
 
 
 def test_a_limit_refusal_is_never_a_bad_record(server, token, fresh_db_url, monkeypatch):

@@ -133,6 +133,42 @@ def test_async_catalog(stack):
     assert facets["model"]["HadCM3"] == 3
 
 
+def test_async_catalog_offers_every_method_of_catalog():
+    """The same public methods, with the same parameters; the async ones are coroutines
+    (``close`` is ``aclose``)."""
+    import inspect
+
+    def public(cls):
+        return {name for name in dir(cls) if not name.startswith("_")}
+
+    assert public(ndnsci.AsyncCatalog) - {"aclose"} == public(ndnsci.Catalog) - {"close"}
+    for name in public(ndnsci.Catalog) - {"close"}:
+        sync, other = getattr(ndnsci.Catalog, name), getattr(ndnsci.AsyncCatalog, name)
+        assert inspect.iscoroutinefunction(other), name
+        assert list(inspect.signature(sync).parameters) == list(
+            inspect.signature(other).parameters
+        ), name
+
+
+def test_async_browse_health_and_intake_esm(stack):
+    async def main():
+        async with ndnsci.AsyncCatalog(stack.catalog_url) as cat:
+            return (
+                await cat.browse("/CMS/store"),
+                await cat.health(),
+                await cat.to_intake_esm("cmip5"),
+                await cat.changes(since=0, limit=3),
+            )
+
+    nodes, health, esm, changes = asyncio.run(main())
+    with ndnsci.Catalog(stack.catalog_url) as cat:
+        assert nodes == cat.browse("/CMS/store")
+        assert health == cat.health() and health["publish"]["max_records"] > 0
+        assert len(esm.df) == len(cat.to_intake_esm("cmip5").df) == 33
+        assert changes == cat.changes(since=0, limit=3)
+    assert [c.seq for c in changes.changes] == [1, 2, 3] and changes.next == 3
+
+
 def test_one_exception_tree():
     for error in (UnknownFacetError, CatalogUnavailableError, ndnsci.errors.IntegrityError):
         assert issubclass(error, NdnsciError)
