@@ -156,7 +156,7 @@ def test_the_async_client_publishes_alike(server, token, fresh_db_url):
         async with AsyncCatalog(server.url, token=token) as catalog:
             report = await catalog.publish(stream())
             changes = await catalog.changes(since=0, limit=1000)
-        assert [c.name for c in changes.changes][-1].endswith("/tas_250.nc")
+        assert len({c.name for c in changes.changes}) == changes.last_seq == 249
         return report
 
     report = asyncio.run(publish())
