@@ -19,6 +19,25 @@ Facets = dict[str, str | None]
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+#: where ``netcdf.naming_attributes`` lists the attributes it derived from a file's contents
+#: (the main variable, the time coverage from the time axis) rather than read from its header:
+#: a translator that names a file with them says so (``time-range-from-axis``)
+DERIVED_ATTRIBUTES = "ndnsci:derived"
+
+
+def derived_keys(attributes: Mapping[str, Any] | None) -> frozenset[str]:
+    """The attribute names ``attributes`` says were derived from the contents (lower case)."""
+    try:
+        value = (attributes or {}).get(DERIVED_ATTRIBUTES)
+        if isinstance(value, str):
+            value = value.split()
+        if isinstance(value, list | tuple):
+            return frozenset(str(v).lower() for v in value)
+    except Exception:  # a broken mapping must not break naming
+        pass
+    return frozenset()
+
+
 def control_character(text: str) -> re.Match[str] | None:
     """The first control character (or lone surrogate) in ``text``, else None: the one screen
     every translator, and the catalog, applies to text.

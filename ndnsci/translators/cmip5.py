@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ndnsci.translators._core import (
+    DERIVED_ATTRIBUTES,
     Aggregation,
     Correction,
     Facets,
@@ -32,10 +33,11 @@ from ndnsci.translators._core import (
     Translation,
     Translator,
     control_character,
+    derived_keys,
     failure,
     screen_control,
 )
-from ndnsci.translators._time import drs_time_range
+from ndnsci.translators._time import drs_time_range, precision_pattern
 from ndnsci.translators.cmip5_tables import (
     CMIP6_ONLY_TABLES,
     EXPERIMENTS,
@@ -832,6 +834,9 @@ def _attribute_texts(attributes: Mapping[str, Any]) -> dict[str, str]:
             text = _attribute_text(value)
             if text is not None:
                 texts[lower] = text
+    derived = derived_keys(attributes)
+    if derived:
+        texts[DERIVED_ATTRIBUTES] = " ".join(sorted(derived))
     return texts
 
 
@@ -931,7 +936,7 @@ def _file_from_attributes(
             "so it is not renamed from the global attributes",
         )
     try:
-        file, time_source = _attribute_file_name(stem, attrs)
+        file, time_source, from_axis = _attribute_file_name(stem, attrs)
     except ValueError as exc:
         raise Rejected(
             reject.code, f"{reject.message}; cannot rebuild it from the global attributes: {exc}"
@@ -944,11 +949,16 @@ def _file_from_attributes(
             f"global attributes{time_source}",
         )
     )
+    if from_axis is not None:
+        corrections.append(from_axis)
     return file
 
 
-def _attribute_file_name(stem: str, attrs: dict[str, str]) -> tuple[_FileName, str]:
-    """The file name components of the attributes and where the time range came from.
+def _attribute_file_name(
+    stem: str, attrs: dict[str, str]
+) -> tuple[_FileName, str, Correction | None]:
+    """The file name components of the attributes, where the time range came from, and the
+    ``time-range-from-axis`` correction when it came from the file's time axis.
 
     Raises ValueError naming the first attribute that is missing or not a CMIP5 value.
     """
@@ -975,7 +985,7 @@ def _attribute_file_name(stem: str, attrs: dict[str, str]) -> tuple[_FileName, s
             if ensemble is None
             else f"ensemble {_show(ensemble, 40)} is not r<N>i<N>p<N>"
         )
-    time_range, source = _attribute_time_range(stem, table, attrs)
+    time_range, source, from_axis = _attribute_time_range(stem, table, attrs)
     file = _FileName(
         variable=variable,
         table=table,
@@ -984,7 +994,7 @@ def _attribute_file_name(stem: str, attrs: dict[str, str]) -> tuple[_FileName, s
         ensemble=ensemble.lower(),
         time_range=time_range,
     )
-    return file, source
+    return file, source, from_axis
 
 
 def _attribute_token(attrs: dict[str, str], key: str) -> str:
@@ -996,12 +1006,17 @@ def _attribute_token(attrs: dict[str, str], key: str) -> str:
     return value
 
 
-def _attribute_time_range(stem: str, table: str, attrs: dict[str, str]) -> tuple[str | None, str]:
+def _attribute_time_range(
+    stem: str, table: str, attrs: dict[str, str]
+) -> tuple[str | None, str, Correction | None]:
     """The time range of a file named from its attributes: from ``time_coverage_start/end`` at
-    the precision of the table's frequency, else a range the old name carries; fx: none."""
-    precision = TIME_PRECISION.get(TABLES[table][0])
+    the precision of the table's frequency (derived from the time axis when the file states
+    none: recorded as ``time-range-from-axis``), else a range the old name carries; fx: none.
+    """
+    frequency = TABLES[table][0]
+    precision = TIME_PRECISION.get(frequency)
     if precision is None:
-        return None, ""  # fx: time-invariant
+        return None, "", None  # fx: time-invariant
     start, end = attrs.get("time_coverage_start"), attrs.get("time_coverage_end")
     if start is not None and end is not None:
         time_range = drs_time_range(start, end, *precision)
@@ -1010,13 +1025,21 @@ def _attribute_time_range(stem: str, table: str, attrs: dict[str, str]) -> tuple
                 f"time_coverage_start/time_coverage_end {_show(start, 30)}/{_show(end, 30)} "
                 "are not ISO 8601 dates"
             )
-        return time_range, " (time range from time_coverage_start/time_coverage_end)"
+        if "time_coverage_start" not in attrs.get(DERIVED_ATTRIBUTES, "").split():
+            return time_range, " (time range from time_coverage_start/time_coverage_end)", None
+        from_axis = Correction(
+            "time-range-from-axis",
+            f"time range {time_range!r} from the time axis: first and last records {start} "
+            f"and {end}, written {precision_pattern(precision[0])} as the DRS sets for table "
+            f"{table}'s {frequency} data (the file states no time_coverage_start/end)",
+        )
+        return time_range, " (time range from the time axis)", from_axis
     found = _TIME_SEARCH.search(stem)
     if found is not None and {len(found.group(1)), len(found.group(2))} <= _PRECISIONS:
-        return found.group(), " (time range kept from the file name)"
+        return found.group(), " (time range kept from the file name)", None
     raise ValueError(
-        f"no time_coverage_start/time_coverage_end attributes (table {table!r} has a time axis) "
-        "and no time range in the name"
+        f"table {table!r} has a time axis, and the file has no decodable one, no "
+        "time_coverage_start/time_coverage_end attributes and no time range in its name"
     )
 
 

@@ -36,10 +36,11 @@ from ndnsci.translators._core import (
     Translation,
     Translator,
     control_character,
+    derived_keys,
     failure,
     screen_control,
 )
-from ndnsci.translators._time import drs_time_range
+from ndnsci.translators._time import drs_time_range, precision_pattern
 from ndnsci.translators.cmip6_tables import (
     ACTIVITIES,
     EXPERIMENT_ACTIVITY,
@@ -333,6 +334,7 @@ class _Job:
         self.text = text
         self.src = stripped
         self.attrs = _Attributes(attributes)
+        self.derived = derived_keys(attributes)
         self.facets: Facets = _facets((None,) * 10)
         self.corrections: list[Correction] = []
         self.leaf: str | None = None
@@ -441,32 +443,44 @@ class _Job:
         if problem is not None:
             raise Rejected("invalid-attribute", f"global attributes: {problem}")
         self._set_dataset(*values)
-        time_range, source = self._attribute_time_range(stem)
+        time_range, source, from_axis = self._attribute_time_range(stem)
         self.facets["time_range"] = time_range
         self.correct(
             "filename-from-attributes",
             f"'{self.leaf}' -> '{canonical_filename(self.facets)}': {reason}; "
             f"rebuilt from the global attributes{source}",
         )
+        if from_axis is not None:
+            self.corrections.append(from_axis)
         return None
 
-    def _attribute_time_range(self, stem: str) -> tuple[str | None, str]:
+    def _attribute_time_range(self, stem: str) -> tuple[str | None, str, Correction | None]:
         """From time_coverage_start/end at the precision of the frequency attribute (the same
         rule as CMIP5), else a range the old name carries; fx files have none."""
         a = self.attrs
         frequency = a.get("frequency")
         if frequency == "fx":
-            return None, ""
+            return None, "", None
         precision = TIME_PRECISION.get(frequency or "")
         start, end = a.get("time_coverage_start"), a.get("time_coverage_end")
         if precision is not None and start is not None and end is not None:
             time_range = drs_time_range(start, end, *precision)
+            if time_range is not None and "time_coverage_start" in self.derived:
+                from_axis = Correction(
+                    "time-range-from-axis",
+                    f"time range {time_range!r} from the time axis: first and last records "
+                    f"{start} and {end}, written {precision_pattern(precision[0])} as the DRS "
+                    f"sets for frequency {frequency!r} (the file states no "
+                    "time_coverage_start/end)",
+                )
+                return time_range, " (time range from the time axis)", from_axis
             if time_range is not None:
-                return time_range, " (time range from time_coverage_start/time_coverage_end)"
+                source = " (time range from time_coverage_start/time_coverage_end)"
+                return time_range, source, None
         found = _TIME_SEARCH.search(stem)
         if found is None:
-            return None, ""
-        return f"{found.group(1)}-{found.group(2)}{found.group(3) or ''}", ""
+            return None, "", None
+        return f"{found.group(1)}-{found.group(2)}{found.group(3) or ''}", "", None
 
     def _parse_dataset_dirs(self, dirs: list[str]) -> None:
         k = _rindex_member(dirs)

@@ -163,6 +163,7 @@ def test_metadata_fills_and_checks_components_from_real_files(capsys):
     )
     assert [c["rule"] for c in odd["corrections"]] == [
         "filename-from-attributes",
+        "time-range-from-axis",  # no time_coverage_*: from its time axis and bounds
         "dir-ignored",  # files/: drslib's storage directory without its <variable>_<date>
         "dir-file-mismatch",  # cfMon/: BNU-ESM's Omon files sit under a cfMon directory
         "version-missing",
@@ -219,11 +220,17 @@ def test_metadata_records_the_original_name_of_a_file_named_from_its_contents(ca
         "rule": "filename-from-attributes",
         "message": "'esmvalcore_tas_nondrs_name.nc' -> "
         "'tas_Amon_CanESM2_historical_r1i1p1_185001-185002.nc': not a CMIP5 DRS file name; "
-        "rebuilt from the global attributes (time range from time_coverage_start/"
-        "time_coverage_end)",
+        "rebuilt from the global attributes (time range from the time axis)",
+    }
+    assert record["corrections"][1] == {
+        "rule": "time-range-from-axis",  # the file states no time_coverage_*
+        "message": "time range '185001-185002' from the time axis: first and last records "
+        "1850-01-16T12:00:00 and 1850-02-15T00:00:00, written yyyymm as the DRS sets for "
+        "table Amon's mon data (the file states no time_coverage_start/end)",
     }
     assert [c["rule"] for c in record["corrections"]] == [
         "filename-from-attributes",
+        "time-range-from-axis",
         "product-output",
         "version-missing",
     ]
