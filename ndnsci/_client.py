@@ -619,7 +619,7 @@ class Catalog:
         try:
             response = future.result()
         except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
+            raise run.gone(exc, self.url) from exc
         run.settle(_publish_outcome(response, pending, run.batcher, self.url), pending)
 
     # manifests and exports ----------------------------------------------------------------------
@@ -800,6 +800,17 @@ class _PublishRun:
         self._report.add(batch)
         if self.on_batch is not None:
             self.on_batch(batch)
+
+    def gone(self, exc: Exception, base: str) -> CatalogUnavailableError:
+        """The error for a catalog that answered ``/health`` and then stopped answering: one
+        message whether it dropped a request or refused the next connection (a killed server
+        does either, by timing), saying what stays published."""
+        return CatalogUnavailableError(
+            f"the catalog at {base} stopped answering during the publish "
+            f"({type(exc).__name__}: {exc or 'no answer'}); the {self._report.published} "
+            "records it confirmed stay published: run the same command again for the rest",
+            url=base,
+        )
 
     def report(self) -> PublishReport:
         report = self._report
@@ -1104,7 +1115,7 @@ class AsyncCatalog:
         try:
             response = await task
         except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
+            raise run.gone(exc, self.url) from exc
         run.settle(_publish_outcome(response, pending, run.batcher, self.url), pending)
 
     async def manifest(
