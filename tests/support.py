@@ -1,4 +1,6 @@
-"""Helpers of the NDN tests: a private NDNd forwarder and ``ndnsci serve`` processes."""
+"""Helpers of the whole suite: the ``ndnsci`` command as a subprocess, a private NDNd
+forwarder, ``ndnsci serve`` processes. Free ports come from ``ndnsci._stack.free_port`` (the
+one the stack uses); the forwarder fixtures (``fw``, ``make_forwarder``) are in conftest.py."""
 
 from __future__ import annotations
 
@@ -7,15 +9,35 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from ndnsci._stack import free_port
 from ndnsci.ndn import forwarder
 
+CLI = [sys.executable, "-m", "ndnsci"]  # the command a user runs, from this interpreter
 
-def free_port(kind: int = socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+
+def run_cli(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    input: str | bytes | None = None,
+    timeout: float = 120,
+    cwd: str | Path | None = None,
+) -> subprocess.CompletedProcess[Any]:
+    """``ndnsci ARGS`` in a subprocess, output captured (text unless ``input`` is bytes);
+    ``env`` adds to this process's environment."""
+    return subprocess.run(
+        [*CLI, *args],
+        capture_output=True,
+        text=not isinstance(input, bytes),
+        input=input,
+        timeout=timeout,
+        check=False,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
 
 
 class Forwarder:
@@ -40,21 +62,19 @@ class Serve:
     """An ``ndnsci serve`` process; ``start`` returns once its prefix is registered."""
 
     def __init__(
-        self, root: Path, prefix: str, extra: list[str] | None = None, transport: str = ""
+        self, root: Path, prefix: str, extra: list[str] | None = None, forwarder: str = ""
     ) -> None:
         self.root = root
         self.prefix = prefix
         self.extra = extra or []
-        self.transport = transport
+        self.forwarder = forwarder  # its face URI; "": NDN_CLIENT_TRANSPORT
         self.proc: subprocess.Popen[str] | None = None
         self.log: list[str] = []
 
     def start(self, timeout: float = 20.0) -> Serve:
         self.proc = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "ndnsci",
+                *CLI,
                 "serve",
                 str(self.root),
                 "--prefix",
@@ -66,7 +86,7 @@ class Serve:
             text=True,
             env={
                 **os.environ,
-                **({"NDN_CLIENT_TRANSPORT": self.transport} if self.transport else {}),
+                **({"NDN_CLIENT_TRANSPORT": self.forwarder} if self.forwarder else {}),
             },
         )
         ready = threading.Event()
