@@ -116,3 +116,59 @@ class Serve:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+
+
+def in_mount_namespace(
+    setup: str, command: list[str], after: str = "", timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``setup`` (shell: a mount), ``command``, then ``after`` (shell) in a private mount
+    namespace, so a test gets a full or read-only filesystem without touching the machine's.
+    The command's exit status is printed last on stdout as ``rc=N``."""
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    script = f'{setup} || exit 99\n"$@"\nrc=$?\n{after}\necho "rc=$rc"'
+    return subprocess.run(
+        [*unshare, "sh", "-c", script, "sh", *command],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def with_tty_stderr(
+    command: list[str], env: Mapping[str, str] | None = None, timeout: float = 120
+) -> tuple[int, str, str]:
+    """Run ``command`` with stdout on a pipe and stderr on a pseudo-terminal (as in a shell
+    whose output is redirected); returns (exit status, stdout, what the terminal showed)."""
+    import pty
+
+    master, slave = pty.openpty()
+    shown: list[bytes] = []
+
+    def read_terminal() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer closed the terminal
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
+    try:
+        proc = subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
+    finally:
+        os.close(slave)
+    reader.join(10)
+    os.close(master)
+    return proc.returncode, proc.stdout, b"".join(shown).decode(errors="replace")
