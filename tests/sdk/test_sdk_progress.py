@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from support import CLI, with_tty_stderr
 
@@ -69,3 +70,12 @@ def test_cli_fetch_by_name_piped_prints_results_only(stack, tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["checksum"] == "verified"
     assert out.stderr == ""
+
+
+def test_publish_bar_goes_to_the_terminal_not_stdout(tmp_path):
+    archive = Path(__file__).parents[1] / "data" / "netcdf" / "cmip5"
+    command = [*CLI, "publish", str(archive), "--db", f"sqlite:///{tmp_path / 'catalog.db'}"]
+    env = {**TERMINAL, "XDG_STATE_HOME": str(tmp_path / "state")}
+    _, stdout, terminal = with_tty_stderr(command, env)
+    assert stdout == ""  # publish reports on stderr; nothing of the bar leaks to stdout
+    assert BAR in terminal and "published" in terminal
