@@ -29,7 +29,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -322,9 +322,9 @@ class _Engine:
             received, digest = self._receive(wanted, part, outcome)
             self._check_catalog(wanted, digest, received.size, part)
             part.land()
+            self.journal.record(wanted, target, digest)  # before a waiting fetch looks
         finally:
             part.release()
-        self.journal.record(wanted, target, digest)
         _fill(outcome, received, digest)
         known = received.published_sha256 or wanted.sha256
         outcome.checksum = "verified" if known else "unavailable"
@@ -442,7 +442,7 @@ def _engine(
     transport: str,
     stop: threading.Event | None,
     check: bool,
-) -> Any:
+) -> Iterator[_Engine]:
     plane = get_transport(transport)
     opts = options or FetchOptions()
     out = Path(dest)
