@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import quote, urlencode
 
+from ndnsci._manifest import ManifestEntry, parse_line, relative_path
 from ndnsci.errors import (
     CatalogError,
     CatalogUnavailableError,
@@ -49,26 +50,6 @@ def catalog_url(url: str | None = None) -> str:
 
 
 # --- typed results -------------------------------------------------------------------------------
-
-
-def relative_path(name: str) -> str:
-    """The DRS path of a name below a download directory: its components joined by ``/``.
-
-    Refuses names that could escape the directory (``..``, ``.``, empty or separator-bearing
-    components), as the catalog refuses them at publish time.
-
-    >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
-    'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
-    """
-    from ndnsci.translators.names import split_name
-
-    try:
-        parts = split_name(name)
-    except ValueError as exc:
-        raise QueryError(f"{name!r} is not a valid NDN name: {exc}") from exc
-    if not parts or any(p in ("", ".", "..") or "/" in p or "\\" in p or "\0" in p for p in parts):
-        raise QueryError(f"{name!r} has a component that is not a plain file name")
-    return "/".join(parts)
 
 
 @dataclass(frozen=True)
@@ -148,17 +129,6 @@ class Node:
     name: str
     count: int
     leaf: bool
-
-
-@dataclass(frozen=True)
-class ManifestEntry:
-    """One line of a manifest: a file to fetch and where it goes (``path``, relative)."""
-
-    name: str
-    path: str
-    size: int | None = None
-    sha256: str | None = None
-    filename: str | None = None
 
 
 # --- queries -------------------------------------------------------------------------------------
@@ -278,13 +248,6 @@ def _unavailable(exc: Exception, base: str) -> CatalogUnavailableError:
         f"with `ndnsci up`, or point --catalog / {ENV_URL} at a running catalog",
         url=base,
     )
-
-
-def _manifest_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:
-    """A manifest entry, or ``(name, reason)`` for a name the catalog could not resolve."""
-    from ndnsci._manifest import parse_line
-
-    return parse_line(line, number)
 
 
 # --- the synchronous client ----------------------------------------------------------------------
@@ -490,7 +453,7 @@ class Catalog:
                     _check(response, self.url)
                 for number, line in enumerate(response.iter_lines(), start=1):
                     if line.strip():
-                        entries.append(_manifest_line(line, number))
+                        entries.append(parse_line(line, number))
         except httpx.TransportError as exc:
             raise _unavailable(exc, self.url) from exc
         return entries
@@ -806,7 +769,7 @@ class AsyncCatalog:
                 async for line in response.aiter_lines():
                     number += 1
                     if line.strip():
-                        entries.append(_manifest_line(line, number))
+                        entries.append(parse_line(line, number))
         except httpx.TransportError as exc:
             raise _unavailable(exc, self.url) from exc
         return entries

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ndnsci._client import Catalog, ManifestEntry
+from ndnsci._client import Catalog
+from ndnsci._manifest import ManifestEntry
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.producer import NameTable
 

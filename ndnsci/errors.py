@@ -35,10 +35,8 @@ catalog down: http://127.0.0.1:9
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ndnsci._fetch import FetchReport
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 __all__ = [
     "CatalogError",
@@ -117,6 +115,22 @@ class ManifestError(NdnsciError, ValueError):
         self.line = line
 
 
+class _FailedFile(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+class _Report(Protocol):
+    """What :class:`DownloadError` needs of a report (``ndnsci.FetchReport`` is one)."""
+
+    @property
+    def outcomes(self) -> Sequence[object]: ...
+    @property
+    def failed(self) -> Sequence[_FailedFile]: ...
+
+
 class DownloadError(NdnsciError):
     """Some files of a fetch failed; ``report`` holds every file's outcome.
 
@@ -124,7 +138,7 @@ class DownloadError(NdnsciError):
     what is missing.
     """
 
-    def __init__(self, report: FetchReport) -> None:
+    def __init__(self, report: _Report) -> None:
         failed = report.failed
         first = f" (first: {failed[0].name}: {failed[0].error})" if failed else ""
         super().__init__(

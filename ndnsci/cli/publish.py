@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ndnsci._progress import counter
 from ndnsci.cli.translate import walk
 from ndnsci.translators import translate
 from ndnsci.translators.registry import AUTO
@@ -136,7 +137,7 @@ def _publish_files(args: argparse.Namespace, target: Target, report: _Report) ->
     paths = list(found)
     todo = paths if args.force else [p for p in paths if not state.unchanged(p)]
     report.skipped = len(paths) - len(todo)
-    with _progress(len(todo)) as advance:
+    with counter(len(todo), "publishing") as advance:
         batch: list[dict[str, Any]] = []
         for result in _describe_all(todo, args.scheme, not args.no_checksum, args.jobs):
             advance()
@@ -393,25 +394,3 @@ class _Report:
 
 def _write_lines(f: IO[str], entries: list[dict[str, str]]) -> None:
     f.writelines(json.dumps(e) + "\n" for e in entries)
-
-
-class _progress:
-    """A rich progress bar on a terminal; nothing otherwise (rich is imported only here)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.bar: Any = None
-
-    def __enter__(self) -> Any:
-        if not sys.stderr.isatty():
-            return lambda: None
-        from rich.progress import Progress
-
-        self.bar = Progress(transient=True)
-        self.bar.start()
-        task = self.bar.add_task("publishing", total=self.total)
-        return lambda: self.bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
