@@ -1,7 +1,35 @@
+import { readdirSync } from "node:fs";
 import js from "@eslint/js";
+import { createNodeResolver, importX } from "eslint-plugin-import-x";
 import reactHooks from "eslint-plugin-react-hooks";
 import globals from "globals";
 import tseslint from "typescript-eslint";
+
+// Imports flow one way: shared code (api/, components/, lib/) <- features/<one>/ <- app/.
+// A feature uses shared code and its own files, never another feature: what two features
+// share (the search state, for one) belongs to lib/, and app/ wires the features together.
+const features = readdirSync(new URL("./src/features", import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+
+const layering = [
+  ...features.map((feature) => ({
+    target: `./src/features/${feature}`,
+    from: "./src/features",
+    except: [`./${feature}`],
+    message: `features/${feature} may not import another feature: move what they share to lib/ (or components/), or wire them in app/.`,
+  })),
+  {
+    target: "./src/features",
+    from: "./src/app",
+    message: "A feature may not import the app: the app passes what a feature needs as props.",
+  },
+  {
+    target: ["./src/api", "./src/components", "./src/lib"],
+    from: ["./src/features", "./src/app"],
+    message: "Shared code may not import a feature or the app.",
+  },
+];
 
 export default tseslint.config(
   { ignores: ["dist", "test-results", "playwright-report", "src/api/generated"] },
@@ -13,10 +41,21 @@ export default tseslint.config(
   {
     files: ["src/**/*.{ts,tsx}"],
     languageOptions: { globals: globals.browser },
-    plugins: { "react-hooks": reactHooks },
+    plugins: { "react-hooks": reactHooks, "import-x": importX },
+    settings: {
+      // resolves "@/..." (tsconfig paths) and relative imports to files, so both are checked
+      "import-x/resolver-next": [
+        createNodeResolver({
+          extensions: [".ts", ".tsx", ".js", ".json"],
+          tsconfig: { configFile: new URL("./tsconfig.app.json", import.meta.url).pathname },
+        }),
+      ],
+    },
     rules: {
       "react-hooks/rules-of-hooks": "error",
       "react-hooks/exhaustive-deps": "warn",
+      "import-x/no-restricted-paths": ["error", { zones: layering }],
+      "import-x/no-unresolved": "error",
     },
   },
   {

@@ -4,8 +4,8 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getJson } from "@/api/client";
 import { routes } from "@/api/routes";
 import type { SearchResponse } from "@/api/wire";
-import { filterParams } from "@/features/search/query-string";
-import type { SearchQuery } from "@/features/search/types";
+import { filterParams } from "@/lib/search-query/query-string";
+import type { SearchQuery } from "@/lib/search-query/types";
 import { orderFacets } from "../facet-order";
 import type { FacetCounts } from "../types";
 

@@ -1,6 +1,6 @@
 import { useId, useMemo, useState } from "react";
 import { formatCount } from "@/lib/format";
-import type { FacetFilter } from "@/features/search/types";
+import type { FacetFilter } from "@/lib/search-query/types";
 import type { FacetCounts } from "../types";
 
 const SHOWN = 8;

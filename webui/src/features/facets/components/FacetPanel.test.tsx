@@ -1,7 +1,7 @@
 import { screen, within } from "@testing-library/react";
 import { http, HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
-import { emptyQuery, parsePortalState } from "@/features/search/query-string";
+import { emptyQuery, parsePortalState } from "@/lib/search-query/query-string";
 import { API, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { FacetPanel } from "./FacetPanel";

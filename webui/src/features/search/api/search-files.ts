@@ -3,8 +3,9 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getJson } from "@/api/client";
 import { routes } from "@/api/routes";
 import type { FileSummary, SearchResponse } from "@/api/wire";
-import { filterParams } from "../query-string";
-import type { ResultRow, SearchPage, SearchQuery } from "../types";
+import { filterParams } from "@/lib/search-query/query-string";
+import type { SearchQuery } from "@/lib/search-query/types";
+import type { ResultRow, SearchPage } from "../types";
 
 export function toResultRow(file: FileSummary): ResultRow {
   const fileName = file.filename ?? file.name.slice(file.name.lastIndexOf("/") + 1);

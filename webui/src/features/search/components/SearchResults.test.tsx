@@ -3,7 +3,7 @@ import { http, HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
 import { API, fixtures, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
-import { emptyQuery, parsePortalState } from "../query-string";
+import { emptyQuery, parsePortalState } from "@/lib/search-query/query-string";
 import { SearchResults } from "./SearchResults";
 
 const noop = () => {};
