@@ -1,8 +1,8 @@
 import { screen, within } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
 import { emptyQuery, parsePortalState } from "@/lib/search-query/query-string";
-import { API, server } from "@/testing/server";
+import { handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { FacetPanel } from "./FacetPanel";
 
@@ -23,14 +23,14 @@ describe("FacetPanel", () => {
   it("asks for counts under the filters, not the page", async () => {
     const seen = vi.fn();
     server.use(
-      http.get(`${API}/search`, ({ request }) => {
+      handle("search", ({ request }) => {
         seen(new URL(request.url).search);
         return HttpResponse.json({ total: 0, limit: 0, offset: 0, results: [], facets: {} });
       }),
     );
     renderWithClient(<FacetPanel query={parsePortalState("?model=A&offset=50&sort=size").query} onQuery={() => {}} />);
     await screen.findByText(/No facets/);
-    expect(seen).toHaveBeenCalledWith("?model=A&limit=0&facet_limit=500");
+    expect(seen).toHaveBeenCalledWith("?limit=0&facet_limit=500&model=A");
   });
 
   it("switches a value on (OR within the facet) and keeps chosen values visible", async () => {

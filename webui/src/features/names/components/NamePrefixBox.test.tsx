@@ -1,7 +1,7 @@
 import { screen, waitFor } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
-import { API, server } from "@/testing/server";
+import { handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { NamePrefixBox } from "./NamePrefixBox";
 
@@ -9,7 +9,7 @@ describe("NamePrefixBox", () => {
   it("completes the next name component with counts, from what was typed", async () => {
     const asked = vi.fn();
     server.use(
-      http.get(`${API}/autocomplete`, ({ request }) => {
+      handle("autocomplete", ({ request }) => {
         const prefix = new URL(request.url).searchParams.get("prefix")!;
         asked(prefix);
         const next = prefix.endsWith("/MIROC/")
@@ -49,7 +49,7 @@ describe("NamePrefixBox", () => {
 
   it("opens a file chosen among the completions", async () => {
     server.use(
-      http.get(`${API}/autocomplete`, () =>
+      handle("autocomplete", () =>
         HttpResponse.json({ prefix: "/x/", completions: [{ component: "a.nc", name: "/x/a.nc", count: 1, leaf: true }] }),
       ),
     );
