@@ -31,6 +31,34 @@ const layering = [
   },
 ];
 
+// Tests name what they look for exactly, so a name that carries more (a drawn "▾ model", a
+// count run into "Cart 2") fails them. Playwright matches a string name as a case-insensitive
+// substring unless `exact: true`; a RegExp must be anchored at both ends (Testing Library's
+// string names are exact already).
+const ANCHORED = "/^\\^.*\\$$/";
+const BY_ROLE = "/^(get|getAll|query|queryAll|find|findAll)ByRole$/";
+const BY_LABEL = "/^(getByLabel|(get|getAll|query|queryAll|find|findAll)ByLabelText)$/";
+const unanchoredNames = [
+  {
+    selector: `CallExpression[callee.property.name=${BY_ROLE}] > ObjectExpression > Property[key.name="name"][value.regex]:not([value.regex.pattern=${ANCHORED}])`,
+    message: "Anchor the name's RegExp at both ends (^...$): a name with more in it must not pass.",
+  },
+  {
+    selector: `CallExpression[callee.property.name=${BY_LABEL}] > Literal.arguments[regex]:not([regex.pattern=${ANCHORED}])`,
+    message: "Anchor the label's RegExp at both ends (^...$): a label with more in it must not pass.",
+  },
+];
+const substringNames = [
+  {
+    selector: `CallExpression[callee.property.name="getByRole"] > ObjectExpression:not(:has(Property[key.name="exact"])) > Property[key.name="name"]:not([value.regex])`,
+    message: "Playwright matches a string name as a substring, any case: add `exact: true`.",
+  },
+  {
+    selector: `CallExpression[callee.property.name="getByLabel"][arguments.length=1] > Literal.arguments:not([regex])`,
+    message: "Playwright matches a string label as a substring, any case: add `{ exact: true }`.",
+  },
+];
+
 export default tseslint.config(
   { ignores: ["dist", "test-results", "playwright-report", "src/api/generated"] },
   js.configs.recommended,
@@ -62,5 +90,13 @@ export default tseslint.config(
     files: ["e2e/**/*.ts", "scripts/**/*.mjs", "*.config.{ts,js}"],
     languageOptions: { globals: globals.node },
     rules: { "no-empty-pattern": "off" }, // Playwright fixtures take `{}`
+  },
+  {
+    files: ["src/**/*.test.{ts,tsx}"],
+    rules: { "no-restricted-syntax": ["error", ...unanchoredNames] },
+  },
+  {
+    files: ["e2e/**/*.ts"],
+    rules: { "no-restricted-syntax": ["error", ...unanchoredNames, ...substringNames] },
   },
 );

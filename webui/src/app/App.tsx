@@ -12,6 +12,7 @@ import { SearchBox } from "@/features/search/components/SearchBox";
 import { SearchResults } from "@/features/search/components/SearchResults";
 import { TimeRange } from "@/features/search/components/TimeRange";
 import { StatusIndicator } from "@/features/status/components/StatusIndicator";
+import { plural } from "@/lib/format";
 import { filterParams } from "@/lib/search-query/query-string";
 import { usePortalState } from "./use-portal-state";
 
@@ -36,6 +37,7 @@ export function App() {
           className="button cart-button"
           aria-expanded={cartOpen}
           aria-controls="cart-drawer"
+          aria-label={`Cart, ${plural(cart.items.length, "file")}`}
           onClick={() => setCartOpen((o) => !o)}
         >
           Cart <span className="badge">{cart.items.length}</span>

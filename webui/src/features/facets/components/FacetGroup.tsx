@@ -44,6 +44,10 @@ export function FacetGroup({ facet, filter, folded: startFolded, onToggle }: Fac
           aria-controls={`${id}-values`}
           onClick={() => setFolded((f) => !f)}
         >
+          {/* drawn for the eye only: the group and the button are named exactly after the facet */}
+          <span className="facet-twisty" aria-hidden="true">
+            {folded ? "▸" : "▾"}
+          </span>
           {facet.key}
         </button>
       </legend>

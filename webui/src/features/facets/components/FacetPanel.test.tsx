@@ -14,10 +14,14 @@ describe("FacetPanel", () => {
     for (const name of ["institute", "experiment", "variable", "frequency", "realm", "table", "ensemble"]) {
       expect(screen.getByRole("group", { name })).toBeInTheDocument();
     }
+    // the button that folds a group is named exactly after the facet too (its ▾ is hidden)
+    expect(within(model).getByRole("button", { name: "model" })).toHaveAttribute("aria-expanded", "true");
     // the CMIP5 order: institute before model before experiment
-    const names = screen.getAllByRole("group").map((g) => g.querySelector("legend")?.textContent);
-    expect(names.indexOf("institute")).toBeLessThan(names.indexOf("model"));
-    expect(names.indexOf("model")).toBeLessThan(names.indexOf("experiment"));
+    const groups = screen.getAllByRole("group");
+    const position = (name: string) => groups.indexOf(screen.getByRole("group", { name }));
+    expect(position("institute")).toBeGreaterThanOrEqual(0);
+    expect(position("institute")).toBeLessThan(position("model"));
+    expect(position("model")).toBeLessThan(position("experiment"));
   });
 
   it("asks for counts under the filters, not the page", async () => {
@@ -39,8 +43,8 @@ describe("FacetPanel", () => {
       <FacetPanel query={parsePortalState("?model=Gone").query} onQuery={onQuery} />,
     );
     const model = await screen.findByRole("group", { name: "model" });
-    expect(within(model).getByRole("checkbox", { name: /Gone/ })).toBeChecked();
-    await user.click(within(model).getByRole("checkbox", { name: /CNRM-CM5/ }));
+    expect(within(model).getByRole("checkbox", { name: "Gone, 0 files" })).toBeChecked();
+    await user.click(within(model).getByRole("checkbox", { name: "CNRM-CM5, 3 files" }));
     const next = onQuery.mock.calls[0]![0](parsePortalState("?model=Gone").query);
     expect(next.filters.model.include).toEqual(["Gone", "CNRM-CM5"]);
   });

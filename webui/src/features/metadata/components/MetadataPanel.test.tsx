@@ -21,7 +21,7 @@ describe("MetadataPanel", () => {
     expect(panel).toHaveTextContent("table directory 'cfMon' disagrees");
     // variables with units, dimensions, global attributes
     const variables = within(panel).getByRole("table", { name: "Variables" });
-    expect(within(variables).getByRole("row", { name: /^fgco2/ })).toHaveTextContent("kg m-2 s-1");
+    expect(within(variables).getByRole("rowheader", { name: "fgco2" }).closest("tr")).toHaveTextContent("kg m-2 s-1");
     expect(within(panel).getByRole("table", { name: "Dimensions" })).toHaveTextContent("lat5");
     expect(within(panel).getByText("institute_id").nextElementSibling).toHaveTextContent("BNU");
     expect(panel).toHaveTextContent("ESM pre-industrial control");

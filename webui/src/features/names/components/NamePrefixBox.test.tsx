@@ -26,14 +26,14 @@ describe("NamePrefixBox", () => {
     const box = screen.getByRole("combobox", { name: "NDN name" });
     await user.type(box, "/CMIP5/output1/M");
     await waitFor(() => expect(asked).toHaveBeenLastCalledWith("/CMIP5/output1/M"));
-    expect(await screen.findByRole("option", { name: /MOHC/ })).toBeInTheDocument();
+    expect(await screen.findByRole("option", { name: "MOHC/, 1 file" })).toBeInTheDocument();
     expect(box).toHaveAttribute("aria-expanded", "true");
 
     await user.keyboard("{ArrowDown}");
-    expect(box).toHaveAttribute("aria-activedescendant", screen.getByRole("option", { name: /MIROC/ }).id);
+    expect(box).toHaveAttribute("aria-activedescendant", screen.getByRole("option", { name: "MIROC/, 1 file" }).id);
     await user.keyboard("{Enter}");
     expect(box).toHaveValue("/CMIP5/output1/MIROC/");
-    expect(await screen.findByRole("option", { name: /MIROC-ESM/ })).toBeInTheDocument();
+    expect(await screen.findByRole("option", { name: "MIROC-ESM/, 1 file" })).toBeInTheDocument();
     expect(onApply).not.toHaveBeenCalled();
 
     await user.click(screen.getByRole("button", { name: "Narrow to this name" }));
@@ -56,7 +56,7 @@ describe("NamePrefixBox", () => {
     const onOpenFile = vi.fn();
     const { user } = renderWithClient(<NamePrefixBox prefix="" onApply={() => {}} onOpenFile={onOpenFile} />);
     await user.type(screen.getByRole("combobox", { name: "NDN name" }), "/x/");
-    await user.click(await screen.findByRole("option", { name: /a\.nc/ }));
+    await user.click(await screen.findByRole("option", { name: "a.nc, 1 file" }));
     expect(onOpenFile).toHaveBeenCalledWith("/x/a.nc");
   });
 });

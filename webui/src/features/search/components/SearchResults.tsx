@@ -42,10 +42,10 @@ export function SearchResults(props: SearchResultsProps) {
               <>
                 {plural(page.total, "file")}
                 {page.total > page.rows.length ? (
-                  <span className="muted">
+                  <>
                     {" "}
-                    · {formatCount(page.offset + 1)}–{formatCount(page.offset + page.rows.length)} shown
-                  </span>
+                    <span className="muted">{`· ${formatCount(page.offset + 1)}–${formatCount(page.offset + page.rows.length)} shown`}</span>
+                  </>
                 ) : null}
               </>
             )
