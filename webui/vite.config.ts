@@ -27,5 +27,7 @@ export default defineConfig({
     setupFiles: ["./src/testing/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
+    // the default 5 s fails tests that take 3 s on a quiet machine when the machine is shared
+    testTimeout: 30_000,
   },
 });
