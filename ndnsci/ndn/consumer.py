@@ -29,6 +29,7 @@ from ndnsci.errors import (
     FetchError,
     FetchTimeout,
     IntegrityError,
+    NoProducerError,
     NotFoundError,
     TransportError,
 )
@@ -157,7 +158,7 @@ def fetch_one(face: Face, name_value: bytes, can_be_prefix: bool, fresh: bool) -
             why = answer.content.decode(errors="replace") or "not found"
             raise NotFoundError(f"{uri}: the producer says: {why}")
         return answer
-    raise NotFoundError(
+    raise NoProducerError(
         f"{uri}: no producer answered ({', '.join(reasons)}); is the name right, and is a "
         f"producer serving its prefix on this forwarder ({face.uri})?"
     )
@@ -252,9 +253,10 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 
 
 class _State:
-    """Which segments are on disk: a byte per segment, saved beside ``<file>.part``."""
+    """Which segments are on disk: a byte per segment, saved beside ``<file>.part`` (kept in
+    memory only when ``path`` is None)."""
 
-    def __init__(self, path: str, target: Target, resume: bool) -> None:
+    def __init__(self, path: str | None, target: Target, resume: bool) -> None:
         assert target.last_segment is not None
         self.path = path
         self.count = target.last_segment + 1
@@ -269,6 +271,8 @@ class _State:
         self.flushed = time.monotonic()
 
     def _load(self) -> None:
+        if self.path is None:
+            return
         try:
             with open(self.path, "rb") as f:
                 header, _, bitmap = f.read().partition(b"\n")
@@ -278,6 +282,9 @@ class _State:
             pass
 
     def flush(self) -> None:
+        if self.path is None:
+            self.flushed = time.monotonic()
+            return
         tmp = self.path + ".tmp"
         with open(tmp, "wb") as f:
             f.write(json.dumps(self.key).encode() + b"\n" + self.done)
@@ -285,6 +292,8 @@ class _State:
         self.flushed = time.monotonic()
 
     def remove(self) -> None:
+        if self.path is None:
+            return
         for path in (self.path, self.path + ".tmp"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -508,8 +517,12 @@ class Transfer:
         expected = self.segment_size if seg < self.last else self.last_size
         if expected is not None and content_len != expected:
             return self._reject(seg, f"{content_len} bytes, {expected} expected")
-        os.pwrite(self.fd, view[content_start:content_end], seg * self.segment_size)
+        self._write(seg, view[content_start:content_end])
         self._stored(seg, content_len, view[content_start:content_end])
+
+    def _write(self, seg: int, content: memoryview) -> None:
+        """Store one verified segment (in place in the file; a subclass may stream it)."""
+        os.pwrite(self.fd, content, seg * self.segment_size)
 
     def _stored(self, seg: int, size: int, content: memoryview) -> None:
         now = time.monotonic()
@@ -564,7 +577,7 @@ class Transfer:
             return
         reason = frame.nack_reason or 0
         if reason == 150 and self.received_bytes == 0 and self.retries.get(seg, 0) >= 2:
-            raise NotFoundError(
+            raise NoProducerError(
                 f"{ndnname.value_to_uri(self.target.versioned)}: no route (Nack NoRoute)"
             )
         if reason == 50:
