@@ -117,7 +117,8 @@ def _keyword(request: EsgfRequest, name: str, value: str, max_limit: int) -> Non
         names = _names(value)
         request.fields = None if "*" in names else frozenset(names)
     elif name == "query":
-        text = value.strip()
+        # Solr's AND between words is what the catalog's free text does anyway
+        text = " ".join(word for word in value.split() if word != "AND")
         request.query = None if text in ("", "*", "*:*") else text
     elif name in ("latest", "replica", "retracted", "distrib"):
         setattr(request, name, _boolean(name, value))

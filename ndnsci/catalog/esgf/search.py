@@ -99,14 +99,17 @@ def _answer(
     params = _params(session, index, request, [catalog_key(n) for n in names if n != PROJECT])
     groups = datasets_of(index) if request.type == "Dataset" or request.latest is not None else None
     masks = _Masks(session, index, request, site, groups).build()
-    found = EsgfSearch(
-        session,
-        params,
-        index,
-        extra=masks,
-        groups=groups if request.type == "Dataset" else None,
-        strict=strict,
-    )
+    try:
+        found = EsgfSearch(
+            session,
+            params,
+            index,
+            extra=masks,
+            groups=groups if request.type == "Dataset" else None,
+            strict=strict,
+        )
+    except CatalogError as exc:  # the free text, the only thing the search itself refuses
+        raise EsgfError("query", exc.message) from None
     if request.type == "File":
         total, page = found.total(), _file_docs(found, request, site)
     elif request.type == "Dataset":
