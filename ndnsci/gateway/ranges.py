@@ -51,9 +51,8 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
             raise RangeNotSatisfiable(f"bytes=-{suffix} of {size} bytes")
         return ByteRange(max(0, size - suffix), size - 1)
     start = int(first)
-    end = int(last) if last else size - 1
-    if end < start:
+    if last and int(last) < start:
         return None  # invalid: ignored
     if start >= size:
         raise RangeNotSatisfiable(f"bytes={start}- of {size} bytes")
-    return ByteRange(start, min(end, size - 1))
+    return ByteRange(start, min(int(last), size - 1) if last else size - 1)
