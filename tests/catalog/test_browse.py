@@ -105,9 +105,10 @@ def test_intake_esm_export(client, published):
     assert spec["assets"]["column_name"] == "name"
     assert spec["aggregation_control"]["variable_column_name"] == "variable"
     assert spec["catalog_file"].endswith("/api/v1/export/intake-esm/cmip5.csv")
-    assert client.get("/export/intake-esm/cmip5.csv").text == client.get(
-        "/export/intake-esm.csv", params={"scheme": "cmip5"}
-    ).text
+    assert (
+        client.get("/export/intake-esm/cmip5.csv").text
+        == client.get("/export/intake-esm.csv", params={"scheme": "cmip5"}).text
+    )
     response = client.get("/export/intake-esm.csv", params={"scheme": "cmip5"})
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert len(rows) == 60

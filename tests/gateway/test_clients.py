@@ -56,7 +56,9 @@ def test_pyesgf_datasets_and_their_files(stack, distrib, monkeypatch):
     for f in files:
         datasets.setdefault(dataset_of(f["name"]), []).append(f)
     assert ctx.hit_count == len(datasets) > 1
-    variables = Counter(v for fs in datasets.values() for v in {f["facets"]["variable"] for f in fs})
+    variables = Counter(
+        variable for fs in datasets.values() for variable in {f["facets"]["variable"] for f in fs}
+    )
     assert ctx.facet_counts["variable"] == dict(variables)
     found = ctx.search()
     assert len(found) == len(datasets)
