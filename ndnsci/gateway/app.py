@@ -175,14 +175,31 @@ async def _answer(gateway: Gateway, path: str, request: Request) -> Response:
         headers["Content-Range"] = wanted.content_range(size)
     if request.method == "HEAD" or size == 0:
         return Response(status_code=status, headers=headers)
-    stream = gateway.source.stream(target, span.start, span.end)
-    try:  # the first bytes before the status line: a failure here is still a clear error
-        first = await stream.next_chunk()
-    except BaseException as exc:
-        stream.cancel()
-        gateway.source.forget(name)
-        raise _fetch_error(name, exc) from exc
+    stream, first = await _start(gateway, listed, target, span)
     return StreamingResponse(_body(stream, first, name), status_code=status, headers=headers)
+
+
+async def _start(
+    gateway: Gateway, listed: Listed, target: consumer.Target, span: ByteRange
+) -> tuple[Stream, bytes | None]:
+    """A stream and its first bytes, before the status line: a failure here is still a clear
+    error. A producer refusing the version discovered earlier (the file was published again
+    meanwhile) is asked for the new one, once."""
+    for attempt in (1, 2):
+        stream = gateway.source.stream(target, span.start, span.end)
+        try:
+            return stream, await stream.next_chunk()
+        except BaseException as exc:
+            stream.cancel()
+            gateway.source.forget(listed.name)
+            if (
+                attempt == 2
+                or isinstance(exc, NoProducerError)
+                or not isinstance(exc, NotFoundError)
+            ):
+                raise _fetch_error(listed.name, exc) from exc
+        target = await _discover(gateway, listed)
+    raise AssertionError("unreachable: the second attempt returns or raises")
 
 
 async def _body(stream: Stream, first: bytes | None, name: str) -> Any:
@@ -202,30 +219,39 @@ def _canonical(path: str) -> str:
 
 
 async def _discover(gateway: Gateway, listed: Listed) -> consumer.Target:
-    try:
-        target = await run_in_threadpool(gateway.source.discover, listed.name)
-    except Exception as exc:
-        raise _fetch_error(listed.name, exc) from exc
-    if target.size is None:
-        target.size = listed.size
-    if target.size is None:
-        raise GatewayError(502, f"{listed.name}: neither catalog nor producer knows its size")
-    if listed.size is not None and target.size != listed.size:
+    """The producer's version of the file, which must be the catalog's (a version remembered
+    from earlier that is not is forgotten and asked again, once)."""
+    problem = ""
+    for _ in range(2):
+        try:
+            target = await run_in_threadpool(gateway.source.discover, listed.name)
+        except Exception as exc:
+            raise _fetch_error(listed.name, exc) from exc
+        if target.size is None:
+            target.size = listed.size
+        problem = _not_listed(listed, target) or ""
+        if not problem:
+            return target
         gateway.source.forget(listed.name)
-        raise GatewayError(
-            502,
+    raise GatewayError(502, problem)
+
+
+def _not_listed(listed: Listed, target: consumer.Target) -> str | None:
+    """Why the producer's version is not the catalog's (None: it is)."""
+    if target.size is None:
+        return f"{listed.name}: neither catalog nor producer knows its size"
+    if listed.size is not None and target.size != listed.size:
+        return (
             f"{listed.name}: the producer serves {target.size:,} bytes, the catalog lists "
             f"{listed.size:,}: it serves another version (publish it again, or wait for the "
-            "producer to catch up)",
+            "producer to catch up)"
         )
     if listed.sha256 and target.sha256 is not None and target.sha256.hex() != listed.sha256:
-        gateway.source.forget(listed.name)
-        raise GatewayError(
-            502,
+        return (
             f"{listed.name}: the producer's signed SHA-256 {target.sha256.hex()} is not the "
-            f"catalog's {listed.sha256}: it serves another version",
+            f"catalog's {listed.sha256}: it serves another version"
         )
-    return target
+    return None
 
 
 def _fetch_error(name: str, exc: BaseException) -> GatewayError:

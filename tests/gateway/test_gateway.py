@@ -224,3 +224,27 @@ def test_threads_end_with_their_requests(site: Site):
             return
         time.sleep(0.1)
     raise AssertionError(f"{len(alive)} stream threads still running after their clients left")
+
+
+def test_a_file_published_again_is_fetched_in_its_new_version(site: Site):
+    url = site.data("medium.bin")
+    data = site.bytes_of("medium.bin")
+    assert httpx.get(url, headers={"Range": "bytes=0-9"}).content == data[:10]  # version cached
+    path = site.root / "medium.bin"
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # the producer's new version
+    time.sleep(1.2)  # the producer re-reads the file's mtime each second: the old one is refused
+    tail = httpx.get(url, headers={"Range": f"bytes={len(data) - 50}-"}, timeout=30)
+    assert tail.status_code == 206 and tail.content == data[-50:]
+
+
+def test_a_file_changed_and_published_again_is_served_in_its_new_content(site: Site):
+    url = site.data("small.bin")
+    assert httpx.get(url).content == site.bytes_of("small.bin")  # its version is cached
+    changed = os.urandom(SIZES["small.bin"])
+    (site.root / "small.bin").write_bytes(changed)
+    catalog_of(site.db, [record(f"{site.prefix}/small.bin", changed)])
+    time.sleep(1.2)
+    response = httpx.get(url, timeout=30)
+    assert response.status_code == 200 and response.content == changed
+    assert response.headers["etag"] == etag_of(changed)
