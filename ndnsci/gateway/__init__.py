@@ -7,5 +7,5 @@
 | :mod:`.app` | the routes, mounted on the catalog's app or served alone (``ndnsci gateway``) |
 
 Above the catalog and the data plane: it looks names up in the catalog and fetches them with
-the consumer of :mod:`ndnsci.ndn`. Design: docs/gateway.md.
+the consumer of :mod:`ndnsci.ndn`. Design: docs/esgf.md.
 """
