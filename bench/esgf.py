@@ -26,7 +26,6 @@ import hashlib
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -96,13 +95,15 @@ def search(n: int, tmp: Path) -> None:
                 times: dict[str, list[float]] = defaultdict(list)
                 for native in qs[kind]:
                     asked = {**common, **esgf_params(native)}
-                    times["counts"].append(get(client, esgf, {**asked, "limit": 0, "facets": "*"})[0])
+                    counting = {**asked, "limit": 0, "facets": "*"}
+                    times["counts"].append(get(client, esgf, counting)[0])
                     times["page"].append(get(client, esgf, {**asked, "limit": 10})[0])
                     times["native"].append(get(client, server.base + "/search", native)[0])
                 both = [a + b for a, b in zip(times["counts"], times["page"], strict=True)]
-                print(f"search n={n} {kind}: esg-search File counts (facets=*) {ms(times['counts'])}; "
-                      f"page (limit=10) {ms(times['page'])}; both {ms(both)}; "
-                      f"/api/v1/search {ms(times['native'])}", flush=True)  # fmt: skip
+                print(f"search n={n} {kind}: esg-search File counts (facets=*) "
+                      f"{ms(times['counts'])}; page (limit=10) {ms(times['page'])}; "
+                      f"both {ms(both)}; /api/v1/search {ms(times['native'])}",
+                      flush=True)  # fmt: skip
             identical(client, esgf, server.base + "/search", qs, n)
             dataset = [
                 get(client, esgf, {**common, **esgf_params(q), "type": "Dataset", "limit": 10,
@@ -184,7 +185,8 @@ def readers(url: str, path: Path, size: int, count: int = 20, each: int = 10) ->
                 first = rng.randrange(size - (1 << 20))
                 last = first + (1 << 20) - 1
                 got = client.get(url, headers={"Range": f"bytes={first}-{last}"})
-                if got.status_code != 206 or got.content != os.pread(local.fileno(), 1 << 20, first):
+                wanted = os.pread(local.fileno(), 1 << 20, first)
+                if got.status_code != 206 or got.content != wanted:
                     with lock:
                         errors.append(f"{first}-{last}: {got.status_code}")
                 with lock:
