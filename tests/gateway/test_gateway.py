@@ -248,3 +248,39 @@ def test_a_file_changed_and_published_again_is_served_in_its_new_content(site: S
     response = httpx.get(url, timeout=30)
     assert response.status_code == 200 and response.content == changed
     assert response.headers["etag"] == etag_of(changed)
+
+
+def test_bytes_that_fail_the_signed_checksum_are_never_a_complete_response(fw, tmp_path):
+    """The file changes on the producer's disk behind its back (same size and mtime): every
+    segment's digest is fine, the whole file's is not: the response is cut before its end."""
+    root = tmp_path / "root"
+    root.mkdir()
+    path = root / "file.bin"
+    data = os.urandom(3 << 20)
+    path.write_bytes(data)
+    prefix = f"/GWTAMPER/p{os.getpid()}"
+    db = f"sqlite:///{tmp_path / 'catalog.db'}"
+    catalog_of(db, [record(f"{prefix}/file.bin", data)])
+    producer = Serve(root, prefix).start()
+    try:
+        with Server(gateway_app(db, fw.uri)) as server:
+            url = f"{server.url}/data{prefix}/file.bin"
+            assert httpx.head(url, timeout=30).status_code == 200  # the producer hashed it
+            stat = path.stat()
+            with path.open("r+b") as f:
+                f.seek(2 << 20)
+                f.write(b"\0" * 100)
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            time.sleep(1.2)  # past the producer's stat() cache: it reads the changed bytes
+            received = bytearray()
+            with (
+                pytest.raises(httpx.RemoteProtocolError),
+                httpx.stream("GET", url, timeout=60) as response,
+            ):
+                assert response.status_code == 200
+                for chunk in response.iter_bytes():
+                    received += chunk
+            # the client knows: fewer bytes than Content-Length, never the whole bad file
+            assert len(data) - len(received) >= 1
+    finally:
+        producer.stop()
