@@ -40,7 +40,7 @@ class Datasets:
     files: Ints
     size: Ints
     latest: Bools
-    _constant: dict[str, bool] = field(default_factory=dict)
+    _pairs: dict[str, tuple[Ints, Ints]] = field(default_factory=dict)
 
     # -- from files to datasets ---------------------------------------------------------------
 
@@ -70,28 +70,29 @@ class Datasets:
 
     # -- counts -------------------------------------------------------------------------------
 
-    def constant(self, facet: Facet) -> bool:
-        """Whether every file of a dataset has its dataset's value of ``facet``."""
-        known = self._constant.get(facet.key)
-        if known is None:
-            ids = np.flatnonzero(self.code < self.count)
+    def pairs(self, facet: Facet) -> tuple[Ints, Ints]:
+        """Every distinct (dataset, value code) of ``facet`` among the published files, as two
+        arrays (kept with the datasets: a count is then a gather and a bincount)."""
+        found = self._pairs.get(facet.key)
+        if found is None:
             column = facet.column
-            known = bool(np.all(column[ids] == column[self.first[self.code[ids]]]))
-            self._constant[facet.key] = known
-        return known
+            ids = np.flatnonzero(self.code < self.count)
+            if np.all(column[ids] == column[self.first[self.code[ids]]]):  # one value each
+                found = (np.arange(self.count), column[self.first].astype(np.int64))
+            else:
+                width = len(facet.values)
+                unique = np.unique(self.code[ids] * width + column[ids].astype(np.int64))
+                found = (unique // width, unique % width)
+            self._pairs[facet.key] = found
+        return found
 
-    def value_counts(self, facet: Facet, files: Bools) -> Ints:
-        """Per value code of ``facet``: the datasets with a file in ``files`` having it."""
-        if self.constant(facet):
-            firsts = self.first[self.having(files)]
-            return np.bincount(facet.column[firsts], minlength=len(facet.values))
-        ids = np.flatnonzero(files & (self.code < self.count))
-        width = len(facet.values)
-        pairs = np.unique(self.code[ids] * width + facet.column[ids].astype(np.int64))
-        return np.bincount(pairs % width, minlength=width)
+    def value_counts(self, facet: Facet, datasets: Bools) -> Ints:
+        """Per value code of ``facet``: how many of ``datasets`` (:meth:`having`) have it."""
+        owner, value = self.pairs(facet)
+        return np.bincount(value[datasets[owner]], minlength=len(facet.values))
 
-    def scheme_counts(self, files: Bools) -> Ints:
-        firsts = self.first[self.having(files)]
+    def scheme_counts(self, datasets: Bools) -> Ints:
+        firsts = self.first[datasets]
         return np.bincount(self.index.scheme[firsts], minlength=len(self.index.schemes))
 
     # -- pages --------------------------------------------------------------------------------

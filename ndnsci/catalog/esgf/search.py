@@ -35,6 +35,7 @@ from ndnsci.catalog.esgf.request import (
 )
 from ndnsci.catalog.esgf.vocabulary import (
     STAR_FACETS,
+    VERSION,
     ParsedId,
     catalog_key,
     catalog_values,
@@ -320,6 +321,8 @@ class EsgfSearch(Search):
         return files if self.groups is None else self.groups.lift(files)
 
     def _base_mask(self) -> Bools:
+        if not self._has_base_conditions():  # every published file: nothing to lift
+            return super()._base_mask()
         return self._lift(super()._base_mask())
 
     def _facet_mask(self, key: str, flt: FacetFilter) -> Bools:
@@ -346,7 +349,7 @@ def _file_docs(found: EsgfSearch, request: EsgfRequest, site: docs.Site) -> list
         if _wants(wanted, "tracking_id")
         else {}
     )
-    latest = _latest_of(found.index, ids) if _wants(wanted, "latest") else {}
+    latest = _latest_of(found.index, ids) if len(ids) and _wants(wanted, "latest") else {}
     page = []
     for row in rows:
         row["facets"] = load_json(row["facets"])
@@ -414,11 +417,15 @@ def _counts(
     if not names:
         return {}
     index = found.index
+    unfiltered = ("esgf-counts", tuple(names), groups is None)
+    if not found.filtered and unfiltered in index.cache:  # the landing page: until a change
+        return dict(index.cache[unfiltered])
     native = found.facet_counts() if groups is None else {}
+    qualifying = _Qualifying(found, groups)
     counts: dict[str, list[tuple[str, int]]] = {}
     for name in names:
         if name == PROJECT:
-            counts[name] = _project_counts(found, groups)
+            counts[name] = _project_counts(found, groups, qualifying)
             continue
         key = catalog_key(name)
         facet = index.facets.get(key)
@@ -426,19 +433,40 @@ def _counts(
         if groups is None:
             pairs = list(native.get(key, {}).items())
         elif facet is not None:
-            per_code = groups.value_counts(facet, found.without(key))
+            per_code = groups.value_counts(facet, qualifying(key))
             pairs = [(facet.values[c], int(per_code[c])) for c in np.flatnonzero(per_code[1:]) + 1]
         counts[name] = _esgf_values(key, pairs)
+    if not found.filtered:
+        index.cache[unfiltered] = counts
     return counts
 
 
-def _project_counts(found: EsgfSearch, groups: Datasets | None) -> list[tuple[str, int]]:
+class _Qualifying:
+    """Per facet key, the datasets its counts are over (one computation per distinct mask)."""
+
+    def __init__(self, found: EsgfSearch, groups: Datasets | None) -> None:
+        self.found = found
+        self.groups = groups
+        self.known: dict[str, Bools] = {}
+
+    def __call__(self, key: str) -> Bools:
+        assert self.groups is not None
+        mask_key = key if key in self.found.masks else ""
+        datasets = self.known.get(mask_key)
+        if datasets is None:
+            datasets = self.known[mask_key] = self.groups.having(self.found.without(key))
+        return datasets
+
+
+def _project_counts(
+    found: EsgfSearch, groups: Datasets | None, qualifying: _Qualifying
+) -> list[tuple[str, int]]:
     index = found.index
-    selection = found.without(_PREFIX + PROJECT)
     if groups is None:
+        selection = found.without(_PREFIX + PROJECT)
         per_scheme = np.bincount(index.scheme[selection], minlength=len(index.schemes))
     else:
-        per_scheme = groups.scheme_counts(selection)
+        per_scheme = groups.scheme_counts(qualifying(_PREFIX + PROJECT))
     pairs = [(project(index.schemes[c]), int(per_scheme[c])) for c in np.flatnonzero(per_scheme)]
     return sorted(pairs)
 
@@ -446,6 +474,8 @@ def _project_counts(found: EsgfSearch, groups: Datasets | None) -> list[tuple[st
 def _esgf_values(key: str, pairs: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """Catalog (value, count) pairs as ESGF lists them: ESGF spellings, by value, at most
     :data:`FACET_LIMIT` (values that become one spelling are added up)."""
+    if key != VERSION:  # the only facet ESGF spells otherwise
+        return sorted(pair for pair in pairs if pair[1])[:FACET_LIMIT]
     merged: dict[str, int] = {}
     for value, count in pairs:
         if count:

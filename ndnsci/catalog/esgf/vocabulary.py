@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -106,6 +107,7 @@ def esgf_name(key: str) -> str:
     return ESGF_NAMES.get(key, key)
 
 
+@functools.lru_cache(maxsize=65_536)
 def esgf_value(key: str, value: str) -> str:
     """A catalog facet value as ESGF writes it (versions without their ``v``)."""
     if key == VERSION and value[:1] == "v" and value[1:].isdigit():
