@@ -16,7 +16,7 @@ forwarder's content store. Then, warm: time to first byte of whole-file GETs and
 ranges; 20 concurrent readers of random 1 MiB ranges (bytes checked); the gateway's peak RSS.
 
     .venv/bin/python bench/esgf.py [--files 1000000] [--size-mb 1024] [--rounds 3]
-                                   [--only search|gateway]
+                                   [--only search|gateway] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -73,13 +73,17 @@ def get(client: httpx.Client, url: str, params: dict[str, Any]) -> tuple[float, 
     return elapsed, response.json()
 
 
-def search(n: int, tmp: Path) -> None:
+def search(n: int, tmp: Path, keep: Path | None) -> None:
     rng = random.Random(n)
     recs = records(n, rng)
-    url = f"sqlite:///{tmp / 'esgf.db'}"
-    upgrade(url)
-    rate, _ = load(url, recs, tmp)
-    print(f"search n={n}: published at {rate:,.0f} records/s", flush=True)
+    db = (keep or tmp) / f"esgf-{n}.db"
+    url = f"sqlite:///{db}"
+    if db.exists():  # --keep: published by an earlier run, same records
+        print(f"search n={n}: reusing {db}", flush=True)
+    else:
+        upgrade(url)
+        rate, _ = load(url, recs, tmp)
+        print(f"search n={n}: published at {rate:,.0f} records/s", flush=True)
     qs = queries(recs, random.Random(1))
     del recs
     server = Server(url)
@@ -265,11 +269,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", choices=["search", "gateway"])
     parser.add_argument("--tmp", help="where the temporary folder goes")
+    parser.add_argument("--keep", type=Path, help="keep the search catalog here; reuse it")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}", flush=True)
     if args.only in (None, "search"):
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-            search(args.files, Path(tmp))
+            search(args.files, Path(tmp), args.keep)
     if args.only in (None, "gateway"):
         with tempfile.TemporaryDirectory(dir=args.tmp, prefix="ndnsci-gw-") as tmp:
             gateway(args.size_mb, args.rounds, Path(tmp))
