@@ -117,7 +117,7 @@ class _RangeTransfer(consumer.Transfer):
         state.done[self.last_wanted + 1 :] = b"\1" * (target.last_segment - self.last_wanted)
         result = consumer.FetchResult(name="", path="", size=0, seconds=0.0, segments=0)
         super().__init__(face, target, fd=-1, state=state, opts=opts, result=result, progress=None)
-        self.next_new = self.first_segment
+        self.next_new, self.last_asked = self.first_segment, self.last_wanted
         self.hashed = self.last + 1  # the transfer's own file digest does not apply here
         self.pipe = pipe
         self.start, self.end = start, end

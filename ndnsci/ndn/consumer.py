@@ -332,6 +332,7 @@ class Transfer:
         self.pending: deque[int] = deque()  # to (re)send before new segments
         self.must_be_fresh: set[int] = set()
         self.next_new = 0
+        self.last_asked = self.last  # new Interests stop here (a subclass may fetch a range)
         self.remaining = self.last + 1 - sum(state.done)
         self.received_bytes = (self.last + 1 - self.remaining) * self.segment_size
         self.total = target.size if target.size is not None else (self.last + 1) * self.segment_size
@@ -418,7 +419,7 @@ class Transfer:
                     continue
                 self.result.retransmissions += 1
                 maker = self.fresh_interests if seg in self.must_be_fresh else self.interests
-            elif self.next_new <= self.last:
+            elif self.next_new <= self.last_asked:
                 seg = self.next_new
                 self.next_new += 1
                 if done[seg]:
