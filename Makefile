@@ -13,11 +13,12 @@ setup: $(STAMP) system $(WEBUI_STAMP)
 
 # System parts the suite runs for real, each installed by an idempotent script that is fast
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
-# cluster on loopback), Debian's Chromium (the portal's end-to-end tests) and the NDNd
-# forwarder (built from the Go module proxy).
+# cluster on loopback), Debian's Chromium (the portal's end-to-end tests), wget and curl (ESGF
+# download scripts run for real) and the NDNd forwarder (built from the Go module proxy).
 system:
 	deploy/postgres/install.sh
 	deploy/browser/install.sh >/dev/null
+	deploy/tools/install.sh
 	deploy/forwarder/build.sh >/dev/null
 
 $(WEBUI_STAMP): webui/package-lock.json
@@ -76,6 +77,7 @@ bench: setup
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
+	$(BIN)/python bench/esgf.py --files 1000000 --size-mb 1024 --rounds 3
 	npm --prefix webui run build && node bench/webui.mjs
 
 clean:

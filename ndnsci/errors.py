@@ -19,6 +19,7 @@
           ├── PublisherKeyError        the publisher key is missing or unreadable
           └── FetchError               a retrieval failed
                ├── NotFoundError       the producer says the name does not exist, or nobody answers
+               │    └── NoProducerError  nobody answers for the name (timeout, no route)
                ├── IntegrityError      a signature, digest or file checksum does not match
                └── FetchTimeout        segments kept timing out beyond the retry budget
 
@@ -51,6 +52,7 @@ __all__ = [
     "MissingDependencyError",
     "NdnError",
     "NdnsciError",
+    "NoProducerError",
     "NotFoundError",
     "NotInCatalogError",
     "PublisherKeyError",
@@ -185,6 +187,10 @@ class FetchError(NdnError):
 
 class NotFoundError(FetchError):
     """The name does not exist at the producer, or no producer answers for it."""
+
+
+class NoProducerError(NotFoundError):
+    """No producer answers for the name: nothing came back in time, or no route leads to one."""
 
 
 class IntegrityError(FetchError):

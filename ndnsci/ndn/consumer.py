@@ -31,6 +31,7 @@ from ndnsci.errors import (
     FetchError,
     FetchTimeout,
     IntegrityError,
+    NoProducerError,
     NotFoundError,
     TransportError,
 )
@@ -119,7 +120,7 @@ def fetch_one(face: Face, name_value: bytes, can_be_prefix: bool, fresh: bool) -
             why = answer.content.decode(errors="replace") or "not found"
             raise NotFoundError(f"{uri}: the producer says: {why}")
         return answer
-    raise NotFoundError(
+    raise NoProducerError(
         f"{uri}: no producer answered ({', '.join(reasons)}); is the name right, and is a "
         f"producer serving its prefix on this forwarder ({face.uri})?"
     )
@@ -214,9 +215,10 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 
 
 class _State:
-    """Which segments are on disk: a byte per segment, saved beside ``<file>.part``."""
+    """Which segments are on disk: a byte per segment, saved beside ``<file>.part`` (kept in
+    memory only when ``path`` is None)."""
 
-    def __init__(self, path: str, target: Target, resume: bool) -> None:
+    def __init__(self, path: str | None, target: Target, resume: bool) -> None:
         assert target.last_segment is not None
         self.path = path
         self.count = target.last_segment + 1
@@ -231,6 +233,8 @@ class _State:
         self.flushed = time.monotonic()
 
     def _load(self) -> None:
+        if self.path is None:
+            return
         try:
             with open(self.path, "rb") as f:
                 header, _, bitmap = f.read().partition(b"\n")
@@ -241,7 +245,11 @@ class _State:
 
     def flush(self) -> None:
         """Save the bitmap (write a temporary file, rename it over); a failed write (a full
-        disk) leaves the previous state and no temporary file, and raises."""
+        disk) leaves the previous state and no temporary file, and raises. No path: nothing
+        to save (a transfer that streams instead of resuming)."""
+        if self.path is None:
+            self.flushed = time.monotonic()
+            return
         tmp = self.path + ".tmp"
         try:
             with open(tmp, "wb") as f:
@@ -254,6 +262,8 @@ class _State:
         self.flushed = time.monotonic()
 
     def remove(self) -> None:
+        if self.path is None:
+            return
         for path in (self.path, self.path + ".tmp"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -292,6 +302,7 @@ class Transfer:
         self.pending: deque[int] = deque()  # to (re)send before new segments
         self.must_be_fresh: set[int] = set()
         self.next_new = 0
+        self.last_asked = self.last  # new Interests stop here (a subclass may fetch a range)
         self.remaining = self.last + 1 - sum(state.done)
         self.received_bytes = (self.last + 1 - self.remaining) * self.segment_size
         self.total = target.size if target.size is not None else (self.last + 1) * self.segment_size
@@ -383,7 +394,7 @@ class Transfer:
                     continue
                 self.result.retransmissions += 1
                 maker = self.fresh_interests if seg in self.must_be_fresh else self.interests
-            elif self.next_new <= self.last:
+            elif self.next_new <= self.last_asked:
                 seg = self.next_new
                 self.next_new += 1
                 if done[seg]:
@@ -482,8 +493,12 @@ class Transfer:
         expected = self.segment_size if seg < self.last else self.last_size
         if expected is not None and content_len != expected:
             return self._reject(seg, f"{content_len} bytes, {expected} expected")
-        os.pwrite(self.fd, view[content_start:content_end], seg * self.segment_size)
+        self._write(seg, view[content_start:content_end])
         self._stored(seg, content_len)
+
+    def _write(self, seg: int, content: memoryview) -> None:
+        """Store one verified segment (in place in the file; a subclass may stream it)."""
+        os.pwrite(self.fd, content, seg * self.segment_size)
 
     def _stored(self, seg: int, size: int) -> None:
         now = time.monotonic()
@@ -524,7 +539,7 @@ class Transfer:
             return
         reason = frame.nack_reason or 0
         if reason == 150 and self.received_bytes == 0 and self.retries.get(seg, 0) >= 2:
-            raise NotFoundError(
+            raise NoProducerError(
                 f"{ndnname.value_to_uri(self.target.versioned)}: no route (Nack NoRoute)"
             )
         if reason == 50:

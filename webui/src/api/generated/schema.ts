@@ -178,9 +178,29 @@ export interface paths {
         };
         /**
          * Export Intake Esm Csv
-         * @description One row per file: fixed columns, then every facet.
+         * @description One row per file: fixed columns, the gateway URL, then every facet.
          */
         get: operations["export_intake_esm_csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/export/intake-esm/{scheme}.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Intake Esm Scheme Csv
+         * @description The rows of one scheme's files (the ``catalog_file`` of ``/export/intake-esm?scheme=``).
+         */
+        get: operations["export_intake_esm_scheme_csv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -218,6 +238,46 @@ export interface paths {
          * @description Totals kept up to date by every publish: no scan of the files.
          */
         get: operations["stats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/esg-search/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Esgf Search Route
+         * @description The ESGF search API as ESGF index nodes serve it: keywords `type` (Dataset, File, Aggregation), `format` (application/solr+json, or Solr XML by default), `limit`, `offset`, `facets` (`*` for all), `fields`, `query` (free text), `latest`, `replica`, `retracted`, `distrib` (answered locally), `shards`, `start`/`end`, `from`/`to`; every other parameter is a constraint: `model=HadCM3&model=MIROC5` (OR), `experiment!=historical` (not), ids (`dataset_id`, `id`, `instance_id`, `master_id`, `drs_id`), `project`. A parameter that cannot be honoured is a 400 saying `Invalid HTTP query parameter=<name>` and why.
+         */
+        get: operations["esgf_search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/esg-search/wget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Esgf Wget Route
+         * @description A bash script downloading the files of a search (same constraints as `/search`) over HTTP from the gateway, verifying each SHA-256 and skipping complete files on a re-run. `limit`: at most 100,000 files (default 1,000).
+         */
+        get: operations["esgf_wget"];
         put?: never;
         post?: never;
         delete?: never;
@@ -853,6 +913,8 @@ export interface operations {
         parameters: {
             query?: {
                 scheme?: string | null;
+                /** @description the asset column: NDN names (fetch them), or URLs on the HTTP gateway */
+                assets?: "name" | "url";
             };
             header?: never;
             path?: never;
@@ -913,6 +975,37 @@ export interface operations {
             };
         };
     };
+    export_intake_esm_scheme_csv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheme: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -949,6 +1042,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StatsResponse"];
+                };
+            };
+        };
+    };
+    esgf_search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Solr JSON or Solr XML, as `format` asks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/solr+json": unknown;
+                    "application/solr+xml": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    esgf_wget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-sh": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

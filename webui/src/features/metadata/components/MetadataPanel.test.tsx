@@ -28,6 +28,17 @@ describe("MetadataPanel", () => {
     // the original file name and the path it was published from, before corrections
     expect(within(panel).getByText("Original file name").nextElementSibling).toHaveTextContent(fixtures.fileBnu.original);
     expect(within(panel).getByText("Original path").nextElementSibling).toHaveTextContent("/cfMon/r1i1p1/");
+    // a download link for browsers without NDN: the HTTP gateway
+    const link = within(panel).getByRole("link", { name: "Download over HTTP" });
+    expect(link).toHaveAttribute("href", `/data${NAME}`);
+    expect(link).toHaveAttribute("download", fixtures.fileBnu.filename);
+  });
+
+  it("escapes the name once more in the HTTP link", async () => {
+    server.use(http.get(`${API}/files/*`, () => HttpResponse.json({ ...fixtures.fileBnu, name: "/CMS/a%20b/c.root" })));
+    renderWithClient(<MetadataPanel name="/CMS/a%20b/c.root" onClose={() => {}} />);
+    const link = await screen.findByRole("link", { name: "Download over HTTP" });
+    expect(link).toHaveAttribute("href", "/data/CMS/a%2520b/c.root");
   });
 
   it("shows the canonical file name beside an original one the translator corrected", async () => {

@@ -3,6 +3,7 @@ import { CopyButton } from "@/components/ui/CopyButton";
 import { Notice } from "@/components/ui/Notice";
 import { RequestProblem } from "@/components/ui/RequestProblem";
 import { SlowNotice } from "@/components/ui/SlowNotice";
+import { dataUrl } from "@/lib/data-url";
 import { datePart, formatBytes, formatCount } from "@/lib/format";
 import { useFile } from "../api/get-file";
 import type { FileDetails } from "../types";
@@ -60,7 +61,17 @@ function Details({
       <p className="ndn-line">
         <code className="ndn-name">{file.name}</code> <CopyButton text={file.name} label="Copy name" />
       </p>
-      {actions ? <div className="metadata-actions">{actions(file)}</div> : null}
+      <div className="metadata-actions">
+        {actions ? actions(file) : null}{" "}
+        <a
+          href={dataUrl(file.name)}
+          download={file.fileName}
+          className="button button-small"
+          title="Over HTTP from the catalog server, which fetches it over NDN (no NDN needed here)"
+        >
+          Download over HTTP
+        </a>
+      </div>
 
       <FactList
         facts={[
