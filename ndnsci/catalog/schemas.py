@@ -20,6 +20,10 @@ class FileSummary(BaseModel):
     facets: dict[str, str | None]
     time_start: str | None
     time_end: str | None
+    site: str | None = Field(
+        description="the site of the federation that published the file (its origin; the "
+        "'site' facet); null in a catalog that has no site name"
+    )
 
 
 class SearchResponse(BaseModel):
@@ -95,6 +99,11 @@ class PublishResponse(BaseModel):
     replaced: int
     unchanged: int
     last_seq: int
+    conflicts: int = Field(
+        default=0,
+        description="records refused because another site of the federation holds the name "
+        "(listed by GET /conflicts)",
+    )
 
 
 class RetractResponse(BaseModel):

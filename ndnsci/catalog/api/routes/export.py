@@ -19,7 +19,7 @@ from ndnsci.catalog.query import valid_facets
 
 router = APIRouter(tags=["export"])
 
-FIXED_COLUMNS = ["name", "scheme", "filename", "size", "sha256", "time_start", "time_end"]
+FIXED_COLUMNS = ["name", "scheme", "filename", "size", "sha256", "time_start", "time_end", "site"]
 # how intake-esm groups files of a scheme into datasets (variable key, dataset keys)
 AGGREGATION = {
     "cmip5": (
