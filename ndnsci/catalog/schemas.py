@@ -94,6 +94,11 @@ class ManifestRequest(BaseModel):
         return self
 
 
+class NameConflict(BaseModel):
+    name: str
+    held_by: str | None
+
+
 class PublishResponse(BaseModel):
     inserted: int
     replaced: int
@@ -103,6 +108,9 @@ class PublishResponse(BaseModel):
         default=0,
         description="records refused because another site of the federation holds the name "
         "(listed by GET /conflicts)",
+    )
+    conflicting: list[NameConflict] = Field(
+        default_factory=list, description="those records: each name and the site holding it"
     )
 
 
@@ -124,6 +132,38 @@ class ChangesResponse(BaseModel):
     last_seq: int
     changes: list[ChangeEntry]
     next: int = Field(description="pass as since= to read the following page")
+
+
+class SiteEntry(BaseModel):
+    name: str
+    prefix: str = Field(description="the site's NDN prefix; its changes are under <prefix>/catalog")
+    public_key: str = Field(description="the site's Ed25519 public key, hex")
+    local: bool = Field(description="true for this catalog's own site")
+    boot: int = Field(description="the site's bootstrap time (State Vector Sync)")
+    applied: int = Field(
+        description="change batches of the site applied here (the local site: published)"
+    )
+    refused: int = Field(description="batches of the site refused (forged, tampered, malformed)")
+    last_error: str | None
+    added_at: str
+
+
+class SitesResponse(BaseModel):
+    local: SiteEntry | None
+    trusted: list[SiteEntry]
+
+
+class ConflictEntry(BaseModel):
+    name: str
+    held_by: str | None = Field(description="the site whose record the catalog keeps")
+    claimed_by: str | None = Field(description="the site whose publication was refused")
+    op: str
+    at: str
+
+
+class ConflictsResponse(BaseModel):
+    total: int
+    conflicts: list[ConflictEntry]
 
 
 class HealthResponse(BaseModel):

@@ -245,9 +245,10 @@ def next_changes(session: Session, limit: int = BATCH_CHANGES) -> tuple[Outgoing
         .order_by(Change.seq)
         .limit(limit)
     ).all()
-    # fewer than asked: nothing of ours up to last_seq (read in this same snapshot, and seqs
-    # commit in order), so the next scan starts there
-    scanned_to = rows[-1][0] if len(rows) == limit else max(last_seq, site.covered_seq)
+    # fewer than asked: nothing more of ours up to the last seq seen (seqs commit in order,
+    # so every change below a visible one is visible), so the next scan starts there
+    seen = max(last_seq, site.covered_seq, rows[-1][0] if rows else 0)
+    scanned_to = rows[-1][0] if len(rows) == limit else seen
     if not rows:
         return None, scanned_to
     latest: dict[str, int] = {}

@@ -3,6 +3,8 @@
     ndnsci catalog serve [--db URL] [--host 127.0.0.1] [--port 8000]
     ndnsci catalog migrate [--db URL]
     ndnsci catalog token create NAME [--db URL]
+    ndnsci catalog site|trust|federate|mirror|conflicts ...   (a federation of sites: see
+                                                              `ndnsci catalog federate --help`)
 
 The database defaults to a SQLite file under the user's data directory
 (``$XDG_DATA_HOME/ndnsci/catalog.db``); ``--db`` or ``NDNSCI_DB`` selects another, e.g.
@@ -14,6 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+
+from ndnsci.cli import federation
 
 
 def register(subparsers: Any) -> None:
@@ -42,6 +46,8 @@ def register(subparsers: Any) -> None:
     create.add_argument("name", help="who or what the token is for, e.g. a site name")
     _db_option(create)
     create.set_defaults(func=run_token_create)
+
+    federation.register(commands, _db_option, db_url)  # site, trust, federate, mirror, conflicts
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
