@@ -215,6 +215,8 @@ def note_refused(session: Session, name: str, error: str) -> None:
 def stamp_unnamed(session: Session, limit: int = STAMP_BATCH) -> int:
     """Re-publish up to ``limit`` records published before this catalog had a site name, now
     under it (each becomes a change, so other sites receive them). Returns how many."""
+    # the publishers' lock first: what is read below cannot change before it is republished
+    session.execute(update(table(CatalogState)).values(last_seq=CatalogState.last_seq))
     names = list(session.scalars(select(File.name).where(File.site.is_(None)).limit(limit)))
     if not names:
         return 0

@@ -8,6 +8,7 @@ whichever way it came.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -37,18 +38,30 @@ def local_identity(factory: sessionmaker[Session], key: keys.PublisherKey) -> si
 
 
 def publish_pending(
-    factory: sessionmaker[Session], key: keys.PublisherKey, limit: int = sites.BATCH_CHANGES
+    factory: sessionmaker[Session],
+    key: keys.PublisherKey,
+    limit: int = sites.BATCH_CHANGES,
+    on_batch: Callable[[int], None] | None = None,
 ) -> int:
-    """Seal this site's changes since its last batch into new batches; the batch count."""
+    """Seal this site's changes since its last batch into new batches; the batch count.
+    ``on_batch(number)`` is called as each is stored (other sites may start on it at once).
+
+    The changes are read in one transaction and the batch written in another that writes
+    first (SQLite cannot turn a read transaction into a write once another process
+    committed). Only this daemon writes the local site's row and its batches, so what was
+    read stays true in between.
+    """
     while True:
         with factory() as session:
             local = sites.local_site(session)
             if local is None:
                 return 0
             outgoing, scanned_to = sites.next_changes(session, limit)
+            session.rollback()
             if outgoing is None:
-                sites.skip_to(session, scanned_to)
-                session.commit()
+                if scanned_to > local.covered_seq:
+                    sites.skip_to(session, scanned_to)
+                    session.commit()
                 return local.applied
             number = local.applied + 1
             header = envelope.Header(
@@ -64,6 +77,8 @@ def publish_pending(
             sealed = envelope.seal(header, outgoing.changes, key)
             sites.store_batch(session, number, outgoing, sealed, scanned_to)
             session.commit()
+            if on_batch is not None:
+                on_batch(number)
             log.info("batch %d: %d changes (seq %d..%d, %d bytes)", number,
                      len(outgoing.changes), outgoing.first_seq, outgoing.last_seq,
                      len(sealed))  # fmt: skip

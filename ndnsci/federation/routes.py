@@ -5,9 +5,11 @@ own producer, which registers the scheme roots (``/CMIP5``, ``/CMS``) on its for
 name another site holds, the catalog's records are the prefix announcements: for each other
 site, the shortest prefixes under which every published name is that site's, routed over the
 face(s) the forwarder uses for that site's prefix (set by the testbed, or by
-``ndnsci catalog federate --link``). The longest prefix wins, so an Interest for another site's
-file leaves towards it, and one for our own file reaches our producer; a router on the way
-caches the Data, so a second fetch at this site is answered from its cache.
+``ndnsci catalog federate --link``), and the name of the site's key under each root (the
+KeyLocator of its producer's metadata). The longest prefix wins, so an Interest for another
+site's file leaves towards it (the routes capture: the local producer's route on the root,
+child-inherit, does not reach below them), and one for our own file reaches our producer; a
+router on the way caches the Data, so a second fetch at this site is answered from its cache.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import logging
 from collections.abc import Iterable, Mapping
 
 from ndnsci.errors import TransportError
-from ndnsci.ndn import control, name, tlv
+from ndnsci.ndn import control, keys, name, tlv
 from ndnsci.ndn.transport import Face
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,14 @@ def covering_prefixes(records: Iterable[tuple[str, str]], local: str) -> dict[st
                 prefixes.add("/".join(parts[i][: min(depth, len(parts[i]) - 1) + 1]))
         start = end + 1
     return found
+
+
+def key_names(prefixes: Iterable[str], public_key: str) -> set[str]:
+    """``<root>/32=key/<key id>`` under each root of ``prefixes``: where a producer serving a
+    catalog's names publishes its key (the site's key, as ``ndnsci up`` and the docs set it
+    up). The name ends in the key's hash, so it is the site's key wherever it is asked."""
+    key_id = keys.key_id(bytes.fromhex(public_key))
+    return {f"/{p.split('/')[1]}/32=key/{key_id}" for p in prefixes}
 
 
 def _shared(a: list[str], b: list[str]) -> int:
@@ -113,5 +123,6 @@ class RouteKeeper:
                 log.debug("route %s: %s", name.value_to_uri(prefix), exc)
             self.routes.discard((prefix, face_id))
         for prefix, face_id in sorted(target - self.routes):
-            control.add_route(face, tlv.split_components(prefix), face_id, ROUTE_COST, ORIGIN)
+            control.add_route(face, tlv.split_components(prefix), face_id, cost=ROUTE_COST,
+                              origin=ORIGIN, capture=True)  # fmt: skip
             self.routes.add((prefix, face_id))

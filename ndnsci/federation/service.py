@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 #: a site whose batch failed is asked again after this, doubling up to BACKOFF_MAX
 BACKOFF = 1.0
-BACKOFF_MAX = 30.0
+BACKOFF_MAX = 10.0
 #: routes are recomputed at most this often while changes keep arriving
 ROUTE_INTERVAL = 5.0
 
@@ -141,9 +141,11 @@ class Federation:
 
     def step(self) -> None:
         """Seal and announce local changes, catch up with every trusted site, fix routes."""
-        count = replica.publish_pending(self.factory, self.key, self.options.batch_changes)
+        count = replica.publish_pending(
+            self.factory, self.key, self.options.batch_changes, on_batch=self.node.publish
+        )
         if count:
-            self.node.publish(count)
+            self.node.publish(count)  # (a no-op unless the node restarted since)
         with self.factory() as session:
             trusted = [s for s in sites.all_sites(session) if not s.local]
         for site in trusted:
@@ -220,6 +222,9 @@ class Federation:
         )
         prefixes = {s.name: s.prefix for s in trusted}
         wanted = {s: p for s, p in wanted.items() if s in prefixes}
+        for site in trusted:
+            if site.name in wanted:
+                wanted[site.name] |= routes.key_names(wanted[site.name], site.public_key)
         try:
             held = self.routes.update(wanted, prefixes)
         except TransportError as exc:

@@ -286,10 +286,10 @@ class SyncNode:
             for node, seqs in vector.items():
                 known = self.state.setdefault(node, {})
                 for boot, seq in seqs.items():
-                    if seq > known.get(boot, 0):
+                    if seq > known.get(boot, 0) and node != self.node:
+                        # (our own entry is ours to set: a claim about it is not taken)
                         known[boot] = seq
-                        if node != self.node:
-                            updates.append(Update(node, boot, seq))
+                        updates.append(Update(node, boot, seq))
                     elif seq < known.get(boot, 0):
                         outdated = True
                     if self._suppressing:

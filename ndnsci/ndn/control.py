@@ -23,6 +23,7 @@ from ndnsci.ndn.transport import Face
 ORIGIN_APP = 0
 ORIGIN_STATIC = 255
 _CHILD_INHERIT = 1
+_CAPTURE = 2
 MULTICAST = "/localhost/nfd/strategy/multicast"
 #: FacePersistency: kept (and retried) however long the other side is away
 PERMANENT = 2
@@ -107,11 +108,20 @@ def create_face(face: Face, uri: str, timeout: float = 4.0) -> int:
 
 
 def add_route(
-    face: Face, prefix: list[bytes], face_id: int, cost: int = 0, origin: int = ORIGIN_STATIC
+    face: Face,
+    prefix: list[bytes],
+    face_id: int,
+    *,
+    cost: int = 0,
+    origin: int = ORIGIN_STATIC,
+    capture: bool = False,
 ) -> None:
-    """Route ``prefix`` over face ``face_id`` (``rib/register`` with a FaceId)."""
+    """Route ``prefix`` over face ``face_id`` (``rib/register`` with a FaceId). ``capture``:
+    the routes of shorter prefixes do not apply below it (a producer registered on the root
+    with child-inherit would otherwise share every more specific entry)."""
+    flags = _CHILD_INHERIT | (_CAPTURE if capture else 0)
     command(face, "rib", "register", name=list(prefix), face_id=face_id, origin=origin,
-            cost=cost, flags=_CHILD_INHERIT)  # fmt: skip
+            cost=cost, flags=flags)  # fmt: skip
 
 
 def remove_route(
