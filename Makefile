@@ -13,12 +13,13 @@ setup: $(STAMP) system $(WEBUI_STAMP)
 
 # System parts the suite runs for real, each installed by an idempotent script that is fast
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
-# cluster on loopback), Debian's Chromium (the portal's end-to-end tests) and the NDNd
-# forwarder (built from the Go module proxy).
+# cluster on loopback), Debian's Chromium (the portal's end-to-end tests), the NDNd
+# forwarder and NDNd's own State Vector Sync node (built from the Go module proxy).
 system:
 	deploy/postgres/install.sh
 	deploy/browser/install.sh >/dev/null
 	deploy/forwarder/build.sh >/dev/null
+	deploy/forwarder/build-svs-peer.sh >/dev/null
 
 $(WEBUI_STAMP): webui/package-lock.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error

@@ -11,6 +11,8 @@ import pytest
 
 from .sites import Site
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture(scope="module")
 def make_sites(ndnd_binary: Path) -> Iterator[Callable[..., list[Site]]]:
