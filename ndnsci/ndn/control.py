@@ -162,6 +162,30 @@ def rib(face: Face, timeout: float = 4.0) -> list[tuple[bytes, int, int, int]]:
     return routes
 
 
+#: FaceStatus fields read by :func:`faces` (NFD face management protocol)
+_FACE_FIELDS = {
+    0x69: "face_id", 0x90: "in_interests", 0x91: "in_data", 0x92: "out_interests",
+    0x93: "out_data", 0x94: "in_bytes", 0x95: "out_bytes",
+}  # fmt: skip
+
+
+def faces(face: Face, timeout: float = 4.0) -> list[dict[str, int | str]]:
+    """The face table: id, remote URI and the packet and byte counters of each face."""
+    content = dataset(face, "faces/list", timeout)
+    table: list[dict[str, int | str]] = []
+    for typ, vs, ve in tlv.iter_tlvs(content, 0, len(content)):
+        if typ != 0x80:  # FaceStatus
+            continue
+        entry: dict[str, int | str] = {}
+        for ftyp, fvs, fve in tlv.iter_tlvs(content, vs, ve):
+            if ftyp == 0x72:  # Uri
+                entry["uri"] = content[fvs:fve].decode(errors="replace")
+            elif ftyp in _FACE_FIELDS:
+                entry[_FACE_FIELDS[ftyp]] = tlv.read_nni(content[fvs:fve])
+        table.append(entry)
+    return table
+
+
 def dataset(face: Face, path: str, timeout: float = 4.0) -> bytes:
     """A status dataset (``/localhost/nfd/<path>``), all its segments joined."""
     prefix = b"".join(tlv.generic(p) for p in ("localhost", "nfd", *path.split("/")))
