@@ -77,6 +77,7 @@ bench: setup
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
+	$(BIN)/python bench/federation.py --records 100000
 	npm --prefix webui run build && node bench/webui.mjs
 
 clean:

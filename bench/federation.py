@@ -87,7 +87,14 @@ class Site:
         proc = subprocess.Popen([sys.executable, "-m", "ndnsci", *args], env=self.env,
                                 stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         self.procs.append(proc)
+        if args[1] == "federate":
+            self.daemon = proc
         return proc
+
+    def daemon_cpu(self) -> float:
+        """CPU seconds the federation daemon used so far (user + system)."""
+        fields = Path(f"/proc/{self.daemon.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def count(self, origin: str) -> int:
         from sqlalchemy import func, select
@@ -149,12 +156,14 @@ def main() -> None:
         lines = root / "records.jsonl"
         lines.write_text("".join(json.dumps(r) + "\n" for r in recs))
         before = _link(a, b)
+        cpu_before = a.daemon_cpu(), b.daemon_cpu()
         start = time.monotonic()
         subprocess.run([sys.executable, "-m", "ndnsci", "publish", "--records", str(lines),
                         "--db", a.db], env=a.env, check=True, capture_output=True)  # fmt: skip
         published = time.monotonic()
         converged = wait(lambda: b.count("a") == n, args.timeout)
         after = _link(a, b)
+        cpu_a, cpu_b = a.daemon_cpu() - cpu_before[0], b.daemon_cpu() - cpu_before[1]
         with a.sessions() as session:
             envelopes = sites.batch_bytes(session)
             batches = sites.local_site(session).applied  # type: ignore[union-attr]
@@ -187,6 +196,14 @@ def main() -> None:
             f"n={n} catalog traffic a<->b over NDN: {traffic:,} bytes, "
             f"{after[1] - before[1]:,} packets ({traffic / n:.0f} bytes per record, "
             f"x{traffic / envelopes:.2f} the batches)"
+        )
+        print(
+            f"n={n} CPU of a's daemon (reading, sealing, serving the batches): {cpu_a:.1f} s "
+            f"({cpu_a / n * 1e6:.0f} µs per record)"
+        )
+        print(
+            f"n={n} CPU of b's daemon (fetching, verifying, applying): {cpu_b:.1f} s "
+            f"({cpu_b / n * 1e6:.0f} µs per record)"
         )
         print(f"n={n} HTTP mirror of the same batches (from zero): {http:.1f} s")
         print(

@@ -49,8 +49,9 @@ log = logging.getLogger(__name__)
 #: a site whose batch failed is asked again after this, doubling up to BACKOFF_MAX
 BACKOFF = 1.0
 BACKOFF_MAX = 10.0
-#: routes are recomputed at most this often while changes keep arriving
-ROUTE_INTERVAL = 5.0
+#: while batches keep arriving, routes are recomputed at most this often (they are recomputed
+#: as soon as a site is caught up)
+ROUTE_INTERVAL = 30.0
 
 
 @dataclass
@@ -148,9 +149,8 @@ class Federation:
             self.node.publish(count)  # (a no-op unless the node restarted since)
         with self.factory() as session:
             trusted = [s for s in sites.all_sites(session) if not s.local]
-        for site in trusted:
-            self._catch_up(site)
-        self._maybe_route(trusted)
+        applied = sum(self._catch_up(site) for site in trusted)
+        self._maybe_route(trusted, quiet=not applied)
 
     def _link(self) -> None:
         if not self.options.links:
@@ -169,20 +169,24 @@ class Federation:
 
     # --- other sites -----------------------------------------------------------------------------
 
-    def _catch_up(self, site: sites.SiteInfo) -> None:
+    def _catch_up(self, site: sites.SiteInfo) -> int:
+        """Fetch and apply the site's batches the state vector shows; how many were applied."""
         remote = self.remotes.setdefault(site.name, _Remote())
         if time.monotonic() < remote.retry_at:
-            return
+            return 0
         seqs = self.node.seq_of(b"".join(name.from_uri(site.prefix)))
         if not seqs:
-            return
+            return 0
         boot = max(seqs)
         if boot < site.boot:
-            return  # an earlier incarnation of the site: its state is gone
+            return 0  # an earlier incarnation of the site: its state is gone
         applied = site.applied if boot == site.boot else 0
         for number in range(applied + 1, seqs[boot] + 1):
             try:
+                started = time.monotonic()
                 sealed = self._fetch(site, boot, number)
+                log.debug("site %s batch %d: %d bytes fetched in %.2f s", site.name, number,
+                          len(sealed), time.monotonic() - started)  # fmt: skip
                 replica.receive(self.factory, site, boot, number, sealed)
             except (FetchError, RefusedChangesError, TransportError) as exc:
                 if isinstance(exc, IntegrityError):  # not signed by the site, or altered
@@ -193,9 +197,10 @@ class Federation:
                 remote.retry_at = time.monotonic() + min(
                     BACKOFF * 2 ** (remote.failures - 1), BACKOFF_MAX
                 )
-                return
+                return number - applied - 1
             remote.failures = 0
             self.routes_dirty = True
+        return max(0, seqs[boot] - applied)
 
     def _fetch(self, site: sites.SiteInfo, boot: int, number: int) -> bytes:
         """Batch ``number`` over NDN: metadata signed by the site's key (pinned), segments
@@ -210,10 +215,10 @@ class Federation:
             os.remove(result.path)
         return data
 
-    def _maybe_route(self, trusted: list[sites.SiteInfo]) -> None:
+    def _maybe_route(self, trusted: list[sites.SiteInfo], quiet: bool) -> None:
         if not (self.options.data_routes and self.routes_dirty and trusted):
             return
-        if time.monotonic() < self.routes_due:
+        if not quiet and time.monotonic() < self.routes_due:
             return
         with self.factory() as session:
             rows = session.execute(select(File.name, File.site)).all()
