@@ -78,6 +78,13 @@ def register(commands: Any, db_option: Any, db_url: Any) -> None:
         "--sync-interval", type=float, default=30.0, help="periodic Sync Interest (seconds)"
     )
     federate.add_argument(
+        "--relink-interval",
+        type=float,
+        default=30.0,
+        help="seconds between two settings of the links and checks of the routes (a restarted "
+        "forwarder has lost them)",
+    )
+    federate.add_argument(
         "--batch-changes",
         type=int,
         default=2000,
@@ -209,6 +216,7 @@ def run_federate(args: argparse.Namespace) -> int:
     options = Options(
         db=args.db_url(args), key=args.key, group=args.group or DEFAULT_GROUP, links=links,
         interval=args.interval, sync_interval=args.sync_interval,
+        relink_interval=args.relink_interval,
         batch_changes=max(1, args.batch_changes),
         data_routes=not args.no_data_routes,
     )  # fmt: skip

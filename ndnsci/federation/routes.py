@@ -90,39 +90,54 @@ class RouteKeeper:
 
     def __init__(self, transport: str | None = None) -> None:
         self.transport = transport
-        self.routes: set[tuple[bytes, int]] | None = None  # None: not read from the RIB yet
+        #: what the last :meth:`update` installed
+        self.installed: set[tuple[bytes, int]] = set()
 
     def update(self, wanted: Mapping[str, set[str]], site_prefixes: Mapping[str, str]) -> int:
-        """Install ``wanted`` (site -> data prefixes) towards each site; returns routes held."""
-        with Face(self.transport) as face:
-            if self.routes is None:  # a restart: what a previous run left is ours to replace
-                self.routes = {(p, f) for p, f, origin, _ in control.rib(face) if origin == ORIGIN}
-            fib = control.fib(face)
-            target: set[tuple[bytes, int]] = set()
-            for site, prefixes in wanted.items():
-                hops = _longest_match(fib, b"".join(name.from_uri(site_prefixes[site])))
-                if not hops:
-                    log.warning("no route to site %s (%s): its files are not reachable by name",
-                                site, site_prefixes[site])  # fmt: skip
-                    continue
-                if len(prefixes) > MAX_ROUTES_PER_SITE:
-                    log.warning("site %s: %d data prefixes, routing the first %d", site,
-                                len(prefixes), MAX_ROUTES_PER_SITE)  # fmt: skip
-                for prefix in sorted(prefixes)[:MAX_ROUTES_PER_SITE]:
-                    value = b"".join(name.from_uri(prefix))
-                    target.update((value, hop) for hop in hops)
-            self._apply(face, target)
-        return len(self.routes)
+        """Install ``wanted`` (site -> data prefixes) towards each site; returns routes held.
 
-    def _apply(self, face: Face, target: set[tuple[bytes, int]]) -> None:
-        assert self.routes is not None
-        for prefix, face_id in sorted(self.routes - target):
-            try:
-                control.remove_route(face, tlv.split_components(prefix), face_id, ORIGIN)
-            except TransportError as exc:  # the face is gone, and its routes with it
-                log.debug("route %s: %s", name.value_to_uri(prefix), exc)
-            self.routes.discard((prefix, face_id))
-        for prefix, face_id in sorted(target - self.routes):
-            control.add_route(face, tlv.split_components(prefix), face_id, cost=ROUTE_COST,
-                              origin=ORIGIN, capture=True)  # fmt: skip
-            self.routes.add((prefix, face_id))
+        What the forwarder holds is read first: routes a previous run left are replaced, and
+        a restarted forwarder (which lost them) gets them again."""
+        with Face(self.transport) as face:
+            held = {(p, f) for p, f, origin, _ in control.rib(face) if origin == ORIGIN}
+            target = _routes(control.fib(face), wanted, site_prefixes)
+            for value, face_id in sorted(held - target):
+                try:
+                    control.remove_route(face, tlv.split_components(value), face_id, ORIGIN)
+                except TransportError as exc:  # the face is gone, and its routes with it
+                    log.debug("route %s: %s", name.value_to_uri(value), exc)
+            for value, face_id in sorted(target - held):
+                control.add_route(face, tlv.split_components(value), face_id, cost=ROUTE_COST,
+                                  origin=ORIGIN, capture=True)  # fmt: skip
+        self.installed = target
+        return len(target)
+
+    def intact(self) -> bool:
+        """Whether the forwarder still holds what the last :meth:`update` installed."""
+        if not self.installed:
+            return True
+        with Face(self.transport) as face:
+            held = {(p, f) for p, f, origin, _ in control.rib(face) if origin == ORIGIN}
+        return self.installed <= held
+
+
+def _routes(
+    fib: Mapping[bytes, list[tuple[int, int]]],
+    wanted: Mapping[str, set[str]],
+    site_prefixes: Mapping[str, str],
+) -> set[tuple[bytes, int]]:
+    """(prefix TLV-VALUE, face id) of every route ``wanted``: over the faces towards each site."""
+    target: set[tuple[bytes, int]] = set()
+    for site, prefixes in wanted.items():
+        hops = _longest_match(fib, b"".join(name.from_uri(site_prefixes[site])))
+        if not hops:
+            log.warning("no route to site %s (%s): its files are not reachable by name",
+                        site, site_prefixes[site])  # fmt: skip
+            continue
+        if len(prefixes) > MAX_ROUTES_PER_SITE:
+            log.warning("site %s: %d data prefixes, routing the first %d", site, len(prefixes),
+                        MAX_ROUTES_PER_SITE)  # fmt: skip
+        for prefix in sorted(prefixes)[:MAX_ROUTES_PER_SITE]:
+            value = b"".join(name.from_uri(prefix))
+            target.update((value, hop) for hop in hops)
+    return target

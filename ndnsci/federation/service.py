@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ndnsci.catalog import sites
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 #: a site whose batch failed is asked again after this, doubling up to BACKOFF_MAX
 BACKOFF = 1.0
 BACKOFF_MAX = 10.0
+#: the links (faces and routes to other sites' forwarders) are set again this often, and the
+#: routes by name checked: a restarted forwarder has lost both
+LINK_INTERVAL = 30.0
 #: while batches keep arriving, routes are recomputed at most this often (they are recomputed
 #: as soon as a site is caught up)
 ROUTE_INTERVAL = 30.0
@@ -69,6 +73,8 @@ class Options:
     links: list[tuple[str, str]] = field(default_factory=list)
     #: maintain routes by name to other sites' files
     data_routes: bool = True
+    #: seconds between two settings of the links (see LINK_INTERVAL)
+    relink_interval: float = LINK_INTERVAL
 
 
 @dataclass
@@ -90,6 +96,7 @@ class Federation:
         self.remotes: dict[str, _Remote] = {}
         self.routes = routes.RouteKeeper(options.transport)
         self.routes_due = 0.0
+        self.links_due = time.monotonic() + options.relink_interval
         self.routes_dirty = options.data_routes
         key_name = b"".join(names.catalog_prefix(self.local.prefix))
         key_name += tlv.keyword(b"key") + tlv.generic(self.key.key_id)
@@ -110,8 +117,12 @@ class Federation:
         )  # fmt: skip
 
     def _load(self, number: int) -> bytes | None:
-        with self.factory() as session:
-            return sites.batch_envelope(session, number)
+        try:
+            with self.factory() as session:
+                return sites.batch_envelope(session, number)
+        except SQLAlchemyError as exc:  # the producer answers "not published"; asked again
+            log.warning("batch %d: the catalog cannot be read: %s", number, exc)
+            return None
 
     # --- running -------------------------------------------------------------------------------
 
@@ -131,7 +142,11 @@ class Federation:
             if ready is not None:
                 ready.set()
             while not stop.is_set():
-                self.step()
+                try:
+                    self.step()
+                except SQLAlchemyError as exc:  # a database busy or away: try again shortly
+                    log.warning("the catalog: %s; trying again", exc)
+                    stop.wait(BACKOFF)
                 self.wake.wait(self.options.interval)
                 self.wake.clear()
         finally:
@@ -142,6 +157,8 @@ class Federation:
 
     def step(self) -> None:
         """Seal and announce local changes, catch up with every trusted site, fix routes."""
+        if time.monotonic() >= self.links_due:
+            self._relink()
         count = replica.publish_pending(
             self.factory, self.key, self.options.batch_changes, on_batch=self.node.publish
         )
@@ -151,6 +168,19 @@ class Federation:
             trusted = [s for s in sites.all_sites(session) if not s.local]
         applied = sum(self._catch_up(site) for site in trusted)
         self._maybe_route(trusted, quiet=not applied)
+
+    def _relink(self) -> None:
+        """The links again (idempotent), and the routes by name if the forwarder lost them:
+        a restarted forwarder starts with neither."""
+        self.links_due = time.monotonic() + self.options.relink_interval
+        try:
+            self._link()
+            if self.options.data_routes and not self.routes.intact():
+                log.info("the forwarder lost the routes to other sites' files: setting them again")
+                self.routes_dirty = True
+                self.routes_due = 0.0
+        except (TransportError, FederationError) as exc:  # (a linked site no longer trusted)
+            log.warning("links to other sites: %s", exc)
 
     def _link(self) -> None:
         if not self.options.links:

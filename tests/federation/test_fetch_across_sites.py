@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from ndnsci._sample import make_sample
+from ndnsci.errors import TransportError
 from ndnsci.ndn import control, forwarder, name
 from ndnsci.ndn.transport import Face
 
@@ -42,7 +43,7 @@ def two(make_sites: Callable[..., list[Site]]) -> Iterator[list[Site]]:
         )  # fmt: skip
         assert published.returncode == 0, published.stderr
         site.serve_catalog()
-        site.federate()
+        site.federate("--relink-interval", "2")
         site.spawn("producer", "serve", str(data), "--catalog", site.url, "--refresh", "1")
     a, b = group
     wait_for(lambda: a.count("b") == b.count("b") > 0 and b.count("a") == a.count("a") > 0,
@@ -125,3 +126,27 @@ def test_the_routes_follow_the_catalog(two: list[Site]) -> None:
     assert "/CMS" in at_b  # only a has CMS files
     assert "/CMIP5/output1/MIROC" not in at_b  # b's own: its producer's /CMIP5 takes it
     assert "/CMIP5" in at_b  # (b's producer)
+
+
+def test_a_restarted_forwarder_gets_its_links_and_routes_back(
+    two: list[Site], tmp_path: Path
+) -> None:
+    """Last in the module: b's forwarder restarts empty (no faces, routes or cache); b's
+    daemon sets its link to a and the routes to a's files again, and a's file is fetched."""
+    a, b = two
+    b.fw.stop()
+    b.fw.start()
+    wait_for(lambda: "/CMIP5/output1/MOHC" in _fib_or_empty(b), 60, "b's routes to a's files")
+    (record, *_) = b.search(model="HadCM3", limit=1)["results"]
+    done = fetch(b, record["name"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    original = next(p for p in a.data.rglob(record["filename"]))  # type: ignore[attr-defined]
+    assert (tmp_path / record["filename"]).read_bytes() == original.read_bytes()
+
+
+def _fib_or_empty(site: Site) -> set[str]:
+    """The FIB's prefixes; none while the forwarder is down."""
+    try:
+        return routed(site)
+    except TransportError:
+        return set()
