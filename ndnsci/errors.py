@@ -12,6 +12,9 @@
      ├── DownloadError                 files of a bulk fetch failed; .report says which and why
      ├── MissingDependencyError        an optional package is not installed (also ImportError)
      ├── StackError                    a part of the local stack (``ndnsci up``) did not start
+     ├── FederationError               a site of the federation cannot be named, trusted or reached
+     │    └── RefusedChangesError      a batch of another site's changes is forged, tampered
+     │                                 with or malformed: refused, nothing applied
      └── NdnError                      the NDN data plane
           ├── InvalidNameError         a name URI or a name component is malformed
           ├── TransportError           no forwarder at NDN_CLIENT_TRANSPORT, or it went away
@@ -43,6 +46,7 @@ __all__ = [
     "CatalogError",
     "CatalogUnavailableError",
     "DownloadError",
+    "FederationError",
     "FetchError",
     "FetchTimeout",
     "ForwarderError",
@@ -57,6 +61,7 @@ __all__ = [
     "NotInCatalogError",
     "PublisherKeyError",
     "QueryError",
+    "RefusedChangesError",
     "StackError",
     "TransportError",
     "UnknownFacetError",
@@ -156,6 +161,15 @@ class MissingDependencyError(NdnsciError, ImportError):
 
 class StackError(NdnsciError):
     """A part of the local stack (forwarder, catalog, producer) did not start or died."""
+
+
+class FederationError(NdnsciError):
+    """A site of the federation cannot be named, trusted or reached (docs/federation.md)."""
+
+
+class RefusedChangesError(FederationError):
+    """Another site's batch of changes is forged, tampered with or malformed: nothing of it is
+    applied, the refusal is logged and counted against the site."""
 
 
 # --- the NDN data plane (ndnsci.ndn) -----------------------------------------------------------

@@ -3,6 +3,8 @@
     ndnsci catalog serve [--db URL] [--host 127.0.0.1] [--port 8000] [--no-gateway]
     ndnsci catalog migrate [--db URL]
     ndnsci catalog token create NAME [--db URL]
+    ndnsci catalog site|trust|federate|mirror|conflicts ...   (a federation of sites: see
+                                                              `ndnsci catalog federate --help`)
 
 ``serve`` also answers the ESGF search API at ``/esg-search/`` and, unless ``--no-gateway``,
 serves the published files over HTTP at ``/data/<NDN name>``, fetching them over NDN through
@@ -18,6 +20,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+
+from ndnsci.cli import federation
 
 
 def register(subparsers: Any) -> None:
@@ -49,6 +53,8 @@ def register(subparsers: Any) -> None:
     create.add_argument("name", help="who or what the token is for, e.g. a site name")
     _db_option(create)
     create.set_defaults(func=run_token_create)
+
+    federation.register(commands, _db_option, db_url)  # site, trust, federate, mirror, conflicts
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:

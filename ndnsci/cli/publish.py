@@ -302,8 +302,10 @@ class _DbTarget:
             except RecordError as exc:
                 refused.append({"source": raw["_source"], "reason": exc.message})
         with self.sessions() as session:
-            publish(session, parsed)
+            result = publish(session, parsed)
             session.commit()
+        sources = {r.get("name"): r["_source"] for r in records}
+        refused += [_conflict(sources.get(n, n), held_by) for n, held_by in result.conflicts]
         return refused
 
     def load(
@@ -313,10 +315,12 @@ class _DbTarget:
         ``jobs`` of them (at most PREPARE_PROCESSES), none for ``--jobs 1``."""
         from ndnsci.catalog.loader import load
 
-        def done(prepared: Any, _result: Any) -> None:
-            report.count += prepared.accepted
+        def done(prepared: Any, result: Any) -> None:
+            report.count += prepared.accepted - len(result.conflicts)
             for source, reason in prepared.refused:
                 report.quarantine(source, reason)
+            for name, held_by in result.conflicts:
+                report.quarantine(**_conflict(name, held_by))
 
         workers = min(jobs, PREPARE_PROCESSES) if jobs > 1 else 0
         load(self.sessions, lines, batch=batch, workers=workers, done=done)
@@ -352,10 +356,23 @@ class _HttpTarget:
             raise SystemExit(
                 f"ndnsci publish: {response.status_code} from the catalog: {response.text}"
             )
-        return []
+        sources = {r.get("name"): r["_source"] for r in records}
+        return [
+            _conflict(sources.get(c["name"], c["name"]), c["held_by"])
+            for c in response.json().get("conflicting", [])
+        ]
 
     def close(self) -> None:
         self.client.close()
+
+
+def _conflict(source: str, held_by: str | None) -> dict[str, str]:
+    """A name another site of the federation holds: not published (docs/federation.md)."""
+    return {
+        "source": source,
+        "reason": f"the name is held by site {held_by!r}: a conflict, not published "
+        "(ndnsci catalog conflicts)",
+    }
 
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from ndnsci.catalog.query import valid_facets
 
 router = APIRouter(tags=["export"])
 
-FIXED_COLUMNS = ["name", "scheme", "filename", "size", "sha256", "time_start", "time_end"]
+FIXED_COLUMNS = ["name", "scheme", "filename", "size", "sha256", "time_start", "time_end", "site"]
 #: the file on the HTTP gateway (netCDF files: in netCDF's byte-range form)
 URL_COLUMN = "url"
 # how intake-esm groups files of a scheme into datasets (variable key, dataset keys)

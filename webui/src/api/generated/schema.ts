@@ -246,6 +246,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Sites
+         * @description This catalog's site (null before ``ndnsci catalog site init``) and the sites it trusts,
+         *     with how many change batches of each it has applied.
+         */
+        get: operations["list_sites"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sites/{site}/batches/{number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Change Batch
+         * @description Batch ``number`` of this site's changes, signed by the site: verify it with the key of
+         *     your trust list, never with one this server gives.
+         */
+        get: operations["get_change_batch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Conflicts
+         * @description Names two sites published: the site whose record is kept, and the one refused.
+         */
+        get: operations["list_conflicts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/esg-search/search": {
         parameters: {
             query?: never;
@@ -327,6 +389,32 @@ export interface components {
              */
             next: number;
         };
+        /** ConflictEntry */
+        ConflictEntry: {
+            /** Name */
+            name: string;
+            /**
+             * Held By
+             * @description the site whose record the catalog keeps
+             */
+            held_by: string | null;
+            /**
+             * Claimed By
+             * @description the site whose publication was refused
+             */
+            claimed_by: string | null;
+            /** Op */
+            op: string;
+            /** At */
+            at: string;
+        };
+        /** ConflictsResponse */
+        ConflictsResponse: {
+            /** Total */
+            total: number;
+            /** Conflicts */
+            conflicts: components["schemas"]["ConflictEntry"][];
+        };
         /**
          * ErrorResponse
          * @description Every error answer: a message a person can act on, and details for programs.
@@ -381,6 +469,11 @@ export interface components {
             /** Time End */
             time_end: string | null;
             /**
+             * Site
+             * @description the site of the federation that published the file (its origin; the 'site' facet); null in a catalog that has no site name
+             */
+            site: string | null;
+            /**
              * Original Path
              * @description the file's path below the directory it was published from, before corrections (null when it was published by name only)
              */
@@ -432,6 +525,16 @@ export interface components {
             time_start: string | null;
             /** Time End */
             time_end: string | null;
+            /**
+             * Site
+             * @description the site of the federation that published the file (its origin; the 'site' facet); null in a catalog that has no site name
+             */
+            site: string | null;
+        };
+        /** HTTPValidationError */
+        HTTPValidationError: {
+            /** Detail */
+            detail?: components["schemas"]["ValidationError"][];
         };
         /** HealthResponse */
         HealthResponse: {
@@ -466,6 +569,13 @@ export interface components {
              */
             search?: string | null;
         };
+        /** NameConflict */
+        NameConflict: {
+            /** Name */
+            name: string;
+            /** Held By */
+            held_by: string | null;
+        };
         /** Node */
         Node: {
             /** Component */
@@ -493,6 +603,17 @@ export interface components {
             unchanged: number;
             /** Last Seq */
             last_seq: number;
+            /**
+             * Conflicts
+             * @description records refused because another site of the federation holds the name (listed by GET /conflicts)
+             * @default 0
+             */
+            conflicts: number;
+            /**
+             * Conflicting
+             * @description those records: each name and the site holding it
+             */
+            conflicting?: components["schemas"]["NameConflict"][];
         };
         /** RetractResponse */
         RetractResponse: {
@@ -521,6 +642,51 @@ export interface components {
                 };
             };
         };
+        /** SiteEntry */
+        SiteEntry: {
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description the site's NDN prefix; its changes are under <prefix>/catalog
+             */
+            prefix: string;
+            /**
+             * Public Key
+             * @description the site's Ed25519 public key, hex
+             */
+            public_key: string;
+            /**
+             * Local
+             * @description true for this catalog's own site
+             */
+            local: boolean;
+            /**
+             * Boot
+             * @description the site's bootstrap time (State Vector Sync)
+             */
+            boot: number;
+            /**
+             * Applied
+             * @description change batches of the site applied here (the local site: published)
+             */
+            applied: number;
+            /**
+             * Refused
+             * @description batches of the site refused (forged, tampered, malformed)
+             */
+            refused: number;
+            /** Last Error */
+            last_error: string | null;
+            /** Added At */
+            added_at: string;
+        };
+        /** SitesResponse */
+        SitesResponse: {
+            local: components["schemas"]["SiteEntry"] | null;
+            /** Trusted */
+            trusted: components["schemas"]["SiteEntry"][];
+        };
         /** StatsResponse */
         StatsResponse: {
             /** Files */
@@ -546,6 +712,19 @@ export interface components {
             count: number;
             /** Children */
             children: components["schemas"]["Node"][];
+        };
+        /** ValidationError */
+        ValidationError: {
+            /** Location */
+            loc: (string | number)[];
+            /** Message */
+            msg: string;
+            /** Error Type */
+            type: string;
+            /** Input */
+            input?: unknown;
+            /** Context */
+            ctx?: Record<string, never>;
         };
     };
     responses: never;
@@ -773,6 +952,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1042,6 +1230,99 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StatsResponse"];
+                };
+            };
+        };
+    };
+    list_sites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SitesResponse"];
+                };
+            };
+        };
+    };
+    get_change_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                site: string;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the signed envelope of the batch (docs/federation.md) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_conflicts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictsResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
