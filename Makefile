@@ -13,12 +13,15 @@ setup: $(STAMP) system $(WEBUI_STAMP)
 
 # System parts the suite runs for real, each installed by an idempotent script that is fast
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
-# cluster on loopback), Debian's Chromium (the portal's end-to-end tests) and the NDNd
-# forwarder (built from the Go module proxy).
+# cluster on loopback), Debian's Chromium (the portal's end-to-end tests), wget and curl (ESGF
+# download scripts run for real), the NDNd forwarder and NDNd's own State Vector Sync node
+# (built from the Go module proxy).
 system:
 	deploy/postgres/install.sh
 	deploy/browser/install.sh >/dev/null
+	deploy/tools/install.sh
 	deploy/forwarder/build.sh >/dev/null
+	deploy/forwarder/build-svs-peer.sh >/dev/null
 
 $(WEBUI_STAMP): webui/package-lock.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
@@ -76,6 +79,8 @@ bench: setup
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
+	$(BIN)/python bench/esgf.py --files 1000000 --size-mb 1024 --rounds 3
+	$(BIN)/python bench/federation.py --records 100000
 	npm --prefix webui run build && node bench/webui.mjs
 
 clean:

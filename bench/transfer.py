@@ -164,7 +164,7 @@ class Bench:
         raise RuntimeError(f"no producer answers {uri}")
 
     def new_version(self, name: str, prefix: str) -> None:
-        """Bump the file's mtime (= its version) and let ndnsci serve hash it, untimed."""
+        """Bump the mtime (the ctime, its version, moves too); ndnsci serve hashes it, untimed."""
         path = self.root / name
         st = path.stat()
         os.utime(path, ns=(st.st_atime_ns, max(time.time_ns(), st.st_mtime_ns + 1000)))

@@ -34,43 +34,30 @@ if TYPE_CHECKING:
         Changes,
         File,
         FileRecord,
-        ManifestEntry,
         Node,
         Query,
         SearchResults,
     )
     from ndnsci._dataset import data_dir, open_dataset, open_mfdataset
-    from ndnsci._fetch import (
-        FetchReport,
-        Interrupted,
-        LineProgress,
-        NoProgress,
-        Outcome,
-        Progress,
-        RichProgress,
-        adownload,
-        afetch,
-        download,
-        fetch,
-    )
-    from ndnsci._manifest import read_manifest
+    from ndnsci._fetch import adownload, afetch, download, fetch
+    from ndnsci._manifest import ManifestEntry, read_manifest
+    from ndnsci._progress import LineProgress, NoProgress, Progress, RichProgress
     from ndnsci._publish import PublishBatch, PublishReport
+    from ndnsci._report import FetchReport, Interrupted, Outcome
     from ndnsci._sample import make_sample
     from ndnsci._stack import LocalStack
 
 # The SDK's modules load on first use: `ndnsci --help` and `import ndnsci` stay fast.
 _LAZY = {
     "._client": (
-        "AsyncCatalog AsyncSearchResults Catalog Changes File FileRecord ManifestEntry Node "
-        "Query SearchResults"
+        "AsyncCatalog AsyncSearchResults Catalog Changes File FileRecord Node Query SearchResults"
     ),
     "._dataset": "data_dir open_dataset open_mfdataset",
-    "._fetch": (
-        "FetchReport Interrupted LineProgress NoProgress Outcome Progress RichProgress "
-        "adownload afetch download fetch"
-    ),
-    "._manifest": "read_manifest",
+    "._fetch": "adownload afetch download fetch",
+    "._manifest": "ManifestEntry read_manifest",
+    "._progress": "LineProgress NoProgress Progress RichProgress",
     "._publish": "PublishBatch PublishReport",
+    "._report": "FetchReport Interrupted Outcome",
     "._sample": "make_sample",
     "._stack": "LocalStack",
 }

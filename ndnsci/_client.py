@@ -22,9 +22,10 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import quote, urlencode
 
+from ndnsci._manifest import ManifestEntry, parse_line, relative_path
 from ndnsci._publish import (
+    Answer,
     Batcher,
-    Outcome,
     Pending,
     PublishBatch,
     PublishItem,
@@ -69,25 +70,6 @@ def catalog_url(url: str | None = None) -> str:
 
 
 # --- typed results -------------------------------------------------------------------------------
-
-
-def relative_path(name: str) -> str:
-    """The DRS path of a name below a download directory: its components joined by ``/``.
-
-    Refuses names that could escape the directory (``..``, ``.``, empty or separator-bearing
-    components), as the catalog refuses them at publish time.
-
-    >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
-    'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
-    """
-    from ndnsci.translators.names import UnsafePathError, safe_relative_path, split_name
-
-    try:
-        return safe_relative_path(split_name(name))
-    except UnsafePathError as exc:
-        raise QueryError(f"{name!r} is not safe as a path: {exc}") from exc
-    except ValueError as exc:
-        raise QueryError(f"{name!r} is not a valid NDN name: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -167,17 +149,6 @@ class Node:
     name: str
     count: int
     leaf: bool
-
-
-@dataclass(frozen=True)
-class ManifestEntry:
-    """One line of a manifest: a file to fetch and where it goes (``path``, relative)."""
-
-    name: str
-    path: str
-    size: int | None = None
-    sha256: str | None = None
-    filename: str | None = None
 
 
 @dataclass(frozen=True)
@@ -336,13 +307,6 @@ def _unavailable(exc: Exception, base: str) -> CatalogUnavailableError:
         f"with `ndnsci up`, or point --catalog / {ENV_URL} at a running catalog",
         url=base,
     )
-
-
-def _manifest_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:
-    """A manifest entry, or ``(name, reason)`` for a name the catalog could not resolve."""
-    from ndnsci._manifest import parse_line
-
-    return parse_line(line, number)
 
 
 # --- the synchronous client ----------------------------------------------------------------------
@@ -620,7 +584,7 @@ class Catalog:
             response = future.result()
         except httpx.TransportError as exc:
             raise run.gone(exc, self.url) from exc
-        run.settle(_publish_outcome(response, pending, run.batcher, self.url), pending)
+        run.settle(_publish_answer(response, pending, run.batcher, self.url), pending)
 
     # manifests and exports ----------------------------------------------------------------------
 
@@ -646,7 +610,7 @@ class Catalog:
                     _check(response, self.url)
                 for number, line in enumerate(response.iter_lines(), start=1):
                     if line.strip():
-                        entries.append(_manifest_line(line, number))
+                        entries.append(parse_line(line, number))
         except httpx.TransportError as exc:
             raise _unavailable(exc, self.url) from exc
         return entries
@@ -744,18 +708,18 @@ def _token_headers(token: str | None, base: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
 
 
-def _publish_outcome(
+def _publish_answer(
     response: httpx.Response, pending: Pending, batcher: Batcher, base: str
-) -> Outcome:
+) -> Answer:
     try:
         body = response.json()
     except ValueError:
         body = None
-    outcome = interpret(response.status_code, body, pending, batcher)
-    if outcome is None:
+    answer = interpret(response.status_code, body, pending, batcher)
+    if answer is None:
         _check(response, base)  # raises the error the answer is
         raise CatalogError(f"{base} answered a publish request with {body!r}", url=base)
-    return outcome
+    return answer
 
 
 class _PublishRun:
@@ -786,10 +750,10 @@ class _PublishRun:
                 return full
         return self.batcher.flush()
 
-    def settle(self, outcome: Outcome, pending: Pending) -> None:
-        self.queue.extendleft(reversed(outcome.resend))
-        if outcome.batch is not None:
-            self._finished(outcome.batch)
+    def settle(self, answer: Answer, pending: Pending) -> None:
+        self.queue.extendleft(reversed(answer.resend))
+        if answer.batch is not None:
+            self._finished(answer.batch)
 
     def finish(self, pending: Pending) -> None:
         """A batch left with nothing to send: only its refusals."""
@@ -1116,7 +1080,7 @@ class AsyncCatalog:
             response = await task
         except httpx.TransportError as exc:
             raise run.gone(exc, self.url) from exc
-        run.settle(_publish_outcome(response, pending, run.batcher, self.url), pending)
+        run.settle(_publish_answer(response, pending, run.batcher, self.url), pending)
 
     async def manifest(
         self, what: AsyncSearchResults | Query | str | Iterable[str]
@@ -1135,7 +1099,7 @@ class AsyncCatalog:
                 async for line in response.aiter_lines():
                     number += 1
                     if line.strip():
-                        entries.append(_manifest_line(line, number))
+                        entries.append(parse_line(line, number))
         except httpx.TransportError as exc:
             raise _unavailable(exc, self.url) from exc
         return entries

@@ -7,8 +7,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ndnsci._client import File, ManifestEntry
-from ndnsci._fetch import Item, Layout, Progress, fetch
+from ndnsci._client import File
+from ndnsci._fetch import Item, Layout, fetch
+from ndnsci._manifest import ManifestEntry
+from ndnsci._progress import Progress
 from ndnsci._settings import settings
 from ndnsci.errors import missing
 

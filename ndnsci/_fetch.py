@@ -1,21 +1,23 @@
-"""Bulk downloads over NDN: many files at once, verified, resumable across runs.
+"""The fetch engine: every fetch (``ndnsci fetch NAME``, ``--query``, ``--manifest``,
+:func:`fetch`, :func:`download`, :func:`open_dataset`) goes through it, whatever the transport.
 
-For every file, in a pool of ``parallel`` workers:
+Every item becomes a :class:`ManifestEntry` (name, path below the output, size and SHA-256 when
+the catalog knows them). Then, for every file, in a pool of ``parallel`` workers:
 
-1. Skip it when it is already complete: the destination exists and its SHA-256 is the expected
-   one (the catalog's). The check is remembered in the journal beside the output
-   (``DEST/.ndnsci-fetch.jsonl``: name, path, size, mtime, sha256 of every verified file), so a
-   re-run over thousands of complete files does not hash them again.
-2. Fetch it with the pipelined NDN consumer (:func:`ndnsci.ndn.consumer.fetch`): segments are
-   written into ``<file>.part`` with a bitmap ``<file>.part.state``, both kept when the fetch
-   fails or is interrupted, so the next run continues where this one stopped; the producer's
-   signed SHA-256 is checked and the file renamed into place.
-3. Check it against the catalog (SHA-256, size) when the catalog's values are known: a file that
-   differs is removed and reported.
+1. Skip it when it is complete already (with ``resume``): the journal beside the output
+   (``DEST/.ndnsci-fetch.jsonl``: name, path, size, mtime, sha256 of every verified file) says
+   so, or its SHA-256 is the catalog's.
+2. Lock ``<file>.part`` (``flock``): a second fetch of the same file, in this process or
+   another, waits until the first is done (Ctrl-C ends the wait), then looks again.
+3. Have the transport (:mod:`ndnsci.transports`; ``python`` by default) write the file into the
+   ``.part``, resuming what an earlier run left when asked; transient failures (timeouts, a
+   forwarder restart) are retried with exponential back-off, as pooch retries downloads.
+4. Hash the bytes on disk and compare them with the publisher's signed SHA-256 and the
+   catalog's; only then rename the ``.part`` into place and record it in the journal. A file
+   that does not match is never reported verified.
 
-Transient failures (timeouts, a forwarder restart) are retried with exponential back-off, as
-pooch retries downloads. Progress is pluggable (:class:`Progress`): rich bars, a line per file,
-or your own object.
+Progress goes to stderr (:mod:`ndnsci._progress`); Ctrl-C stops every transfer within ~0.1 s,
+leaving resumable ``.part`` files (:class:`Interrupted`).
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from ndnsci._client import File, ManifestEntry, relative_path
+from ndnsci._client import File
+from ndnsci._manifest import ManifestEntry, parse_line, relative_path
+from ndnsci._progress import Progress, make_progress
+from ndnsci._report import FetchReport, Interrupted, Outcome
 from ndnsci.errors import (
     DownloadError,
     FetchTimeout,
@@ -43,145 +47,54 @@ from ndnsci.errors import (
     QueryError,
     TransportError,
 )
+from ndnsci.transports import (
+    DEFAULT,
+    Cancelled,
+    FetchOptions,
+    Job,
+    Received,
+    Transport,
+    get_transport,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from ndnsci._client import AsyncSearchResults
-    from ndnsci.ndn.consumer import FetchOptions
 
 Layout = Literal["drs", "flat"]
 JOURNAL = ".ndnsci-fetch.jsonl"
 RETRY_DELAY = 1.0  # seconds before the first retry; doubled each time
+LOCK_POLL = 0.1  # seconds between two looks at a .part another fetch holds
+HASH_CHUNK = 1 << 20
+
+Item = File | ManifestEntry | Mapping[str, Any] | str | tuple[str, str] | ManifestError
 
 
 # --- what to fetch -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Wanted:
-    """A file to fetch: its name, where it goes (relative to the output) and what it must be."""
-
-    name: str
-    path: str
-    size: int | None = None
-    sha256: str | None = None
-
-
-@dataclass
-class Outcome:
-    """What happened to one file: ``done``, ``skipped`` (complete already), ``failed`` or
-    ``cancelled`` (interrupted; a re-run continues it)."""
-
-    name: str
-    path: str
-    status: str
-    error: str | None = None
-    size: int = 0
-    seconds: float = 0.0
-    retransmissions: int = 0
-    resumed_segments: int = 0
-    attempts: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("done", "skipped")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass
-class FetchReport:
-    """Every file's :class:`Outcome`, in the order asked, and the totals."""
-
-    outcomes: list[Outcome]
-    seconds: float = 0.0
-    interrupted: bool = False
-
-    def _with(self, *statuses: str) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status in statuses]
-
-    @property
-    def done(self) -> list[Outcome]:
-        return self._with("done")
-
-    @property
-    def skipped(self) -> list[Outcome]:
-        return self._with("skipped")
-
-    @property
-    def failed(self) -> list[Outcome]:
-        return self._with("failed")
-
-    @property
-    def cancelled(self) -> list[Outcome]:
-        return self._with("cancelled")
-
-    @property
-    def ok(self) -> bool:
-        """True when every file is in place and verified."""
-        return all(o.ok for o in self.outcomes)
-
-    @property
-    def paths(self) -> list[Path]:
-        """The local files that are in place, in the order asked."""
-        return [Path(o.path) for o in self.outcomes if o.ok]
-
-    @property
-    def local(self) -> dict[str, str]:
-        """NDN name -> local path of every file in place (for :meth:`Catalog.to_intake_esm`)."""
-        return {o.name: o.path for o in self.outcomes if o.ok}
-
-    @property
-    def bytes(self) -> int:
-        """Bytes transferred in this run (skipped files not counted)."""
-        return sum(o.size for o in self.done)
-
-    def summary(self) -> str:
-        rate = self.bytes / self.seconds / 1e6 if self.seconds > 0 else 0.0
-        parts = [
-            f"{len(self.done)} fetched ({self.bytes:,} bytes, {rate:.1f} MB/s)",
-            f"{len(self.skipped)} already complete",
-            f"{len(self.failed)} failed",
-        ]
-        if self.cancelled:
-            parts.append(f"{len(self.cancelled)} not finished (interrupted)")
-        return ", ".join(parts) + f" in {self.seconds:.1f} s"
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a download: the workers stopped cleanly; ``report`` says what is done."""
-
-    def __init__(self, report: FetchReport) -> None:
-        super().__init__("interrupted")
-        self.report = report
-
-
-Item = File | ManifestEntry | Wanted | Mapping[str, Any] | str | tuple[str, str] | ManifestError
-
-
-def plan(items: Iterable[Item], layout: Layout = "drs") -> tuple[list[Wanted], list[Outcome]]:
-    """Files to fetch, and the items that cannot be (bad manifest lines, duplicates) as failures.
+def plan(items: Iterable[Item], layout: Layout = "drs") -> list[ManifestEntry | Outcome]:
+    """In the order given: each file to fetch, or the failure of an item that cannot be (a bad
+    manifest line, a name that is not a file name, a second file for one path).
 
     Raises:
         ValueError: ``layout`` is neither ``drs`` nor ``flat``.
     """
     if layout not in ("drs", "flat"):
         raise ValueError(f"layout must be 'drs' or 'flat', not {layout!r}")
-    wanted: list[Wanted] = []
-    refused: list[Outcome] = []
+    planned: list[ManifestEntry | Outcome] = []
     by_path: dict[str, str] = {}
     for item in items:
         try:
-            one = _wanted(item)
+            one = _entry(item)
         except (ManifestError, QueryError) as exc:
-            refused.append(_refused(getattr(item, "name", str(item)), str(exc)))
+            planned.append(_refused(getattr(item, "name", str(item)), str(exc)))
             continue
         if one is None:
             continue
         if isinstance(one, Outcome):
-            refused.append(one)
+            planned.append(one)
             continue
         if layout == "flat":
             one = dataclasses.replace(one, path=one.path.rsplit("/", 1)[-1])
@@ -190,161 +103,36 @@ def plan(items: Iterable[Item], layout: Layout = "drs") -> tuple[list[Wanted], l
             continue  # the same file twice
         if holder is not None:
             reason = f"goes to {one.path}, as {holder} does: use the drs layout"
-            refused.append(_refused(one.name, reason))
+            planned.append(_refused(one.name, reason))
             continue
         by_path[one.path] = one.name
-        wanted.append(one)
-    return wanted, refused
+        planned.append(one)
+    return planned
 
 
 def _refused(name: str, reason: str) -> Outcome:
     return Outcome(name=name, path="", status="failed", error=reason)
 
 
-def _wanted(item: Item) -> Wanted | Outcome | None:
-    if isinstance(item, Wanted):
+def _entry(item: Item) -> ManifestEntry | Outcome | None:
+    if isinstance(item, ManifestEntry):
         return item
-    if isinstance(item, File | ManifestEntry):
-        return Wanted(item.name, item.path, item.size, item.sha256)
+    if isinstance(item, File):
+        return ManifestEntry(item.name, item.path, item.size, item.sha256, item.filename)
     if isinstance(item, ManifestError):
         return _refused(f"line {item.line}" if item.line else "manifest", str(item))
     if isinstance(item, tuple):
         return _refused(item[0], f"the catalog says: {item[1]}")
     if isinstance(item, str):
-        return Wanted(item, relative_path(item)) if item.strip() else None
-    from ndnsci._manifest import parse_line
-
-    entry = parse_line(json.dumps(dict(item)), 0)
-    return _wanted(entry)
+        name = item.strip()
+        return ManifestEntry(name, relative_path(_unversioned(name))) if name else None
+    return _entry(parse_line(json.dumps(dict(item)), 0))
 
 
-# --- progress ------------------------------------------------------------------------------------
-
-
-class Progress(Protocol):
-    """What a download reports while it runs; pass your own to :func:`download`.
-
-    ``update`` is called from worker threads (about ten times a second per file).
-    """
-
-    def start(self, files: int, total_bytes: int | None) -> None: ...
-
-    def update(self, name: str, done: int, total: int) -> None: ...
-
-    def end(self, outcome: Outcome) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class NoProgress:
-    """Reports nothing."""
-
-    def start(self, files: int, total_bytes: int | None) -> None:
-        pass
-
-    def update(self, name: str, done: int, total: int) -> None:
-        pass
-
-    def end(self, outcome: Outcome) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class LineProgress(NoProgress):
-    """A line per finished file (logs, CI, notebooks that should stay short)."""
-
-    def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream
-        self.count = 0
-        self.files = 0
-
-    def start(self, files: int, total_bytes: int | None) -> None:
-        self.files = files
-
-    def end(self, outcome: Outcome) -> None:
-        self.count += 1
-        detail = f": {outcome.error}" if outcome.error else f" ({outcome.size:,} bytes)"
-        line = f"[{self.count}/{self.files}] {outcome.status} {outcome.name}{detail}"
-        print(line, file=self.stream or sys.stderr, flush=True)
-
-
-class RichProgress(NoProgress):
-    """rich progress bars: the total, and one per file in flight (removed when it ends)."""
-
-    def __init__(self) -> None:
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            MofNCompleteColumn,
-            TextColumn,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
-        )
-        from rich.progress import Progress as Bars
-
-        self.lock = threading.Lock()
-        self.bars = Bars(
-            TextColumn("{task.description}", markup=False),
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            TimeRemainingColumn(),
-        )
-        self.files = Bars(TextColumn("files"), BarColumn(), MofNCompleteColumn())
-        self.tasks: dict[str, Any] = {}
-        self.done: dict[str, int] = {}
-        self.total_task: Any = None
-        self.files_task: Any = None
-
-    def start(self, files: int, total_bytes: int | None) -> None:
-        from rich.console import Group
-        from rich.live import Live
-
-        self.total_task = self.bars.add_task("total", total=total_bytes or None)
-        self.files_task = self.files.add_task("files", total=files)
-        self.live = Live(Group(self.files, self.bars), refresh_per_second=8, transient=False)
-        self.live.start()
-
-    def update(self, name: str, done: int, total: int) -> None:
-        with self.lock:
-            task = self.tasks.get(name)
-            if task is None:
-                short = name if len(name) <= 60 else "..." + name[-57:]
-                task = self.tasks[name] = self.bars.add_task(short, total=total)
-            self.bars.update(task, completed=done, total=total)
-            self.done[name] = done
-            self.bars.update(self.total_task, completed=sum(self.done.values()))
-
-    def end(self, outcome: Outcome) -> None:
-        with self.lock:
-            task = self.tasks.pop(outcome.name, None)
-            if task is not None:
-                self.bars.remove_task(task)
-            self.done[outcome.name] = outcome.size if outcome.status == "done" else 0
-            self.bars.update(self.total_task, completed=sum(self.done.values()))
-            self.files.advance(self.files_task)
-
-    def close(self) -> None:
-        with contextlib.suppress(AttributeError):
-            self.live.stop()
-
-
-def make_progress(progress: bool | str | Progress | None) -> Progress:
-    """``True``: rich bars (a line per file without rich); ``"text"``; ``False``; or yours."""
-    if progress is None or progress is False:
-        return NoProgress()
-    if progress == "text":
-        return LineProgress()
-    if progress is True or progress == "rich":
-        try:
-            return RichProgress()
-        except ImportError:
-            return LineProgress()
-    if isinstance(progress, str):
-        raise ValueError(f"progress must be True, False, 'rich', 'text' or an object: {progress!r}")
-    return progress
+def _unversioned(name: str) -> str:
+    """A name without its trailing ``v=<n>`` (a versioned name lands where its file would)."""
+    head, _, last = name.rstrip("/").rpartition("/")
+    return head if head and last.startswith("v=") and last[2:].isdigit() else name
 
 
 # --- the journal beside the output ---------------------------------------------------------------
@@ -364,17 +152,19 @@ class Journal:
                     self.known[entry["path"]] = entry  # an interrupted last line is ignored
         self.file: IO[str] | None = None
 
-    def verified(self, wanted: Wanted, st: os.stat_result) -> bool:
-        """True when this exact file (size, mtime) was verified as ``wanted`` before."""
+    def verified(self, wanted: ManifestEntry, st: os.stat_result) -> str | None:
+        """The SHA-256 this exact file (size, mtime) was verified with as ``wanted``, if it was."""
         entry = self.known.get(wanted.path)
-        return (
+        if (
             entry is not None
             and entry.get("name") == wanted.name
             and (entry.get("size"), entry.get("mtime_ns")) == (st.st_size, st.st_mtime_ns)
             and wanted.sha256 in (None, entry.get("sha256"))
-        )
+        ):
+            return str(entry.get("sha256"))
+        return None
 
-    def record(self, wanted: Wanted, target: Path, sha256: str) -> None:
+    def record(self, wanted: ManifestEntry, target: Path, sha256: str) -> None:
         st = target.stat()
         entry = {
             "name": wanted.name,
@@ -395,116 +185,242 @@ class Journal:
             self.file.close()
 
 
+# --- the .part file, locked ----------------------------------------------------------------------
+
+
+class _Part:
+    """``<file>.part`` (and the transport's ``.part.state``) under an exclusive ``flock``.
+
+    Only the holder writes, hashes and renames it; the lock goes with the open file, so a
+    crashed holder never leaves it taken.
+    """
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.path = target.with_name(target.name + ".part")
+        self.state = target.with_name(target.name + ".part.state")
+        self.fd = -1
+
+    def lock(self, stop: threading.Event, waiting: Callable[[], None]) -> None:
+        """Take the lock, waiting for another holder; raises Cancelled once ``stop`` is set."""
+        import fcntl
+
+        told = False
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if not told:
+                    waiting()
+                    told = True
+                if stop.wait(LOCK_POLL):
+                    raise Cancelled from None
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            self.fd = fd
+            if self._still_ours():
+                return
+            self.close()  # renamed into place or removed by the holder we waited for: again
+
+    def _still_ours(self) -> bool:
+        """True while ``self.path`` is the file we hold (not replaced or removed)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(self.fd)
+        return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+    def has_bytes(self) -> bool:
+        return os.fstat(self.fd).st_size > 0
+
+    def reset(self) -> None:
+        """Start from nothing: an empty ``.part``, no state."""
+        os.ftruncate(self.fd, 0)
+        self.state.unlink(missing_ok=True)
+
+    def sha256(self, size: int) -> str:
+        """The SHA-256 of the bytes on disk, which must be ``size`` bytes."""
+        on_disk = os.fstat(self.fd).st_size
+        if on_disk != size:
+            raise IntegrityError(f"{self.path} holds {on_disk:,} bytes, not the file's {size:,}")
+        digest = hashlib.sha256()
+        offset = 0
+        while chunk := os.pread(self.fd, HASH_CHUNK, offset):
+            digest.update(chunk)
+            offset += len(chunk)
+        return digest.hexdigest()
+
+    def land(self) -> None:
+        """Rename the verified ``.part`` into place."""
+        if not self._still_ours():
+            raise IntegrityError(f"{self.path} was replaced while it was being verified")
+        os.replace(self.path, self.target)
+        self.state.unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.state.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # releases the lock
+            self.fd = -1
+
+    def release(self) -> None:
+        """Unlock; a ``.part`` with nothing in it (and no state) is not left behind."""
+        empty = self.fd >= 0 and not self.has_bytes() and not self.state.exists()
+        if empty and self._still_ours():
+            self.path.unlink(missing_ok=True)
+        self.close()
+
+
 # --- one file ------------------------------------------------------------------------------------
 
 
-class _Cancelled(Exception):
-    """Raised from the progress callback to stop a transfer (its .part stays for a re-run)."""
-
-
 @dataclass
-class _Worker:
+class _Engine:
     dest: Path
+    transport: Transport
     options: FetchOptions
     journal: Journal
     progress: Progress
     stop: threading.Event
     retries: int
-    verify_existing: bool
-    tries: dict[str, int] = field(default_factory=dict)
+    resume: bool
 
-    def run(self, wanted: Wanted) -> Outcome:
-        target = self.dest / wanted.path
-        outcome = Outcome(name=wanted.name, path=str(target), status="cancelled")
+    def run(self, wanted: ManifestEntry) -> Outcome:
+        """One file's outcome; never raises for the file (but KeyboardInterrupt)."""
+        outcome = Outcome(name=wanted.name, path=str(self.dest / wanted.path), status="cancelled")
         if self.stop.is_set():
             return outcome
         started = time.monotonic()
         try:
-            if self.verify_existing and self._complete(wanted, target):
-                outcome.status, outcome.size = "skipped", target.stat().st_size
-                return outcome
-            self._fetch(wanted, target, outcome)
-        except _Cancelled:
+            self.land(wanted, outcome)
+        except Cancelled:
             outcome.status = "cancelled"
         except (NdnError, OSError) as exc:
             outcome.status, outcome.error = "failed", _reason(exc)
         outcome.seconds = time.monotonic() - started
         return outcome
 
-    def _complete(self, wanted: Wanted, target: Path) -> bool:
+    def land(self, wanted: ManifestEntry, outcome: Outcome) -> None:
+        """Put one file in place, verified (``outcome`` says how); raises what went wrong."""
+        target = self.dest / wanted.path
+        if self.resume and self._complete(wanted, target, outcome):
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        part = _Part(target)
+        part.lock(self.stop, lambda: self.progress.waiting(wanted.name, str(target)))
+        try:
+            if self.resume and self._complete(wanted, target, outcome):
+                return
+            received, digest = self._receive(wanted, part, outcome)
+            self._check_catalog(wanted, digest, received.size, part)
+            part.land()
+            self.journal.record(wanted, target, digest)  # before a waiting fetch looks
+        finally:
+            part.release()
+        _fill(outcome, received, digest)
+        known = received.published_sha256 or wanted.sha256
+        outcome.checksum = "verified" if known else "unavailable"
+        outcome.status = "done"
+
+    def _complete(self, wanted: ManifestEntry, target: Path, outcome: Outcome) -> bool:
         try:
             st = target.stat()
         except FileNotFoundError:
             return False
-        if self.journal.verified(wanted, st):
-            return True
-        if wanted.sha256 is None or (wanted.size is not None and st.st_size != wanted.size):
-            return False  # nothing to check it against, or visibly different: fetch again
-        digest = _sha256(target)
-        if digest != wanted.sha256:
-            return False
-        self.journal.record(wanted, target, digest)
+        digest = self.journal.verified(wanted, st)
+        if digest is None:
+            if wanted.sha256 is None or (wanted.size is not None and st.st_size != wanted.size):
+                return False  # nothing to check it against, or visibly different: fetch again
+            digest = _sha256(target)
+            if digest != wanted.sha256:
+                return False
+            self.journal.record(wanted, target, digest)
+        outcome.status, outcome.size = "skipped", st.st_size
+        outcome.sha256, outcome.checksum = digest, "verified"
         return True
 
-    def _fetch(self, wanted: Wanted, target: Path, outcome: Outcome) -> None:
-        from ndnsci.ndn.consumer import fetch as ndn_fetch
-
-        target.parent.mkdir(parents=True, exist_ok=True)
+    def _receive(
+        self, wanted: ManifestEntry, part: _Part, outcome: Outcome
+    ) -> tuple[Received, str]:
+        """The transport's report and the SHA-256 on disk, retried with back-off."""
+        resume = self.resume and part.has_bytes()
+        if not resume:
+            part.reset()
         delay = RETRY_DELAY
         while True:
             outcome.attempts += 1
+            job = Job(
+                wanted.name, str(part.path), str(part.state), resume, self.options,
+                self._progress(wanted.name), self.stop,
+            )  # fmt: skip
             try:
-                result = ndn_fetch(
-                    wanted.name, str(target.parent), self.options, self._callback(wanted.name)
-                )
-                break
+                received = self.transport.receive(job)
+                digest = part.sha256(received.size)
+                _check_published(wanted.name, digest, received)
+                return received, digest
             except (FetchTimeout, TransportError, IntegrityError) as exc:
                 # worth another try: a restarted forwarder or producer (the .part keeps what
-                # arrived), a corrupt copy (then from scratch: every segment is suspect)
-                if outcome.attempts > self.retries or self.stop.wait(delay):
-                    raise exc
-                if isinstance(exc, IntegrityError):
-                    _discard_partial(target.parent / relative_path(wanted.name).rsplit("/", 1)[-1])
+                # arrived), a corrupt copy (then from nothing: every segment is suspect)
+                if outcome.attempts > self.retries:
+                    raise
+                if self.stop.wait(delay):
+                    raise Cancelled from exc
+                resume = not isinstance(exc, IntegrityError)
+                if not resume:
+                    part.reset()
                 delay *= 2
-        produced = Path(result.path)
-        if produced != target:
-            os.replace(produced, target)  # a manifest may name the file differently
-        self._check(wanted, target, result.sha256, result.size)
-        self.journal.record(wanted, target, result.sha256)
-        outcome.status, outcome.size = "done", result.size
-        outcome.retransmissions = result.retransmissions
-        outcome.resumed_segments = result.resumed_segments
 
-    def _check(self, wanted: Wanted, target: Path, sha256: str, size: int) -> None:
+    def _check_catalog(self, wanted: ManifestEntry, digest: str, size: int, part: _Part) -> None:
         problem = None
-        if wanted.sha256 is not None and sha256 != wanted.sha256:
-            problem = f"SHA-256 {sha256} is not the catalog's {wanted.sha256}"
+        if wanted.sha256 is not None and digest != wanted.sha256:
+            problem = f"SHA-256 {digest} is not the catalog's {wanted.sha256}"
         elif wanted.size is not None and size != wanted.size:
             problem = f"{size:,} bytes, the catalog says {wanted.size:,}"
         if problem:
-            target.unlink(missing_ok=True)
+            part.discard()
             raise IntegrityError(
                 f"{problem}: the producer serves other content than was published (the file "
                 f"changed since?); the file was removed"
             )
 
-    def _callback(self, name: str) -> Any:
-        def callback(done: int, total: int) -> None:
-            if self.stop.is_set():
-                raise _Cancelled
-            self.progress.update(name, done, total)
-
-        return callback
+    def _progress(self, name: str) -> Callable[[int, int], None]:
+        return lambda done, total: self.progress.update(name, done, total)
 
 
-def _discard_partial(leaf: Path) -> None:
-    for suffix in (".part", ".part.state"):
-        leaf.with_name(leaf.name + suffix).unlink(missing_ok=True)
+def _check_published(name: str, digest: str, received: Received) -> None:
+    published = received.published_sha256
+    if published is not None and published != digest:
+        raise IntegrityError(
+            f"{name}: SHA-256 {digest} does not match the published {published}; "
+            f"the .part file is kept"
+        )
+
+
+def _fill(outcome: Outcome, received: Received, digest: str) -> None:
+    outcome.size, outcome.sha256, outcome.signer = received.size, digest, received.signer
+    for counter in (
+        "segments", "retransmissions", "timeouts", "nacks", "rejected", "congestion_marks",
+        "resumed_segments",
+    ):  # fmt: skip
+        setattr(outcome, counter, getattr(received, counter))
+    outcome.warnings = list(received.warnings)
 
 
 def _reason(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, NdnError) else f"{type(exc).__name__}: {text}"
+    if isinstance(exc, NdnError):
+        return str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _sha256(path: Path) -> str:
@@ -515,16 +431,47 @@ def _sha256(path: Path) -> str:
 # --- many files ----------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _engine(
+    dest: str | os.PathLike[str],
+    *,
+    progress: bool | str | Progress | None,
+    retries: int,
+    resume: bool,
+    options: FetchOptions | None,
+    transport: str,
+    stop: threading.Event | None,
+    check: bool,
+) -> Iterator[_Engine]:
+    plane = get_transport(transport)
+    opts = options or FetchOptions()
+    out = Path(dest)
+    out.mkdir(parents=True, exist_ok=True)
+    if check:
+        plane.check(opts)  # no forwarder: fail at once, not file by file after retries
+    journal = Journal(out)
+    reporter = make_progress(progress)
+    engine = _Engine(
+        out, plane, opts, journal, reporter, stop or threading.Event(), max(0, retries), resume
+    )
+    try:
+        yield engine
+    finally:
+        reporter.close()
+        journal.close()
+
+
 def download(
     items: Iterable[Item],
     dest: str | os.PathLike[str] = ".",
     *,
     parallel: int = 4,
     resume: bool = True,
-    progress: bool | str | Progress | None = True,
+    progress: bool | str | Progress | None = None,
     layout: Layout = "drs",
     retries: int = 2,
     options: FetchOptions | None = None,
+    transport: str = DEFAULT,
     stop: threading.Event | None = None,
 ) -> FetchReport:
     """Fetch many files over NDN into ``dest`` and report on each; never raises for one file.
@@ -533,6 +480,9 @@ def download(
     ``layout="drs"`` puts each file at its name's path below ``dest``
     (``dest/CMIP5/output1/MOHC/...``); ``"flat"`` puts them all in ``dest``. With ``resume``
     (the default) complete files are skipped after a checksum check and partial ones continue.
+    ``progress``: bars on stderr when it is a terminal (the default), ``True`` to ask for them,
+    ``"text"``, ``False``, or your :class:`Progress`. ``transport``: the data plane
+    (:func:`ndnsci.transports.list_transports`).
 
     Example::
 
@@ -544,74 +494,96 @@ def download(
 
     Raises:
         TransportError: no forwarder at NDN_CLIENT_TRANSPORT (nothing was fetched).
+        OSError: ``dest`` cannot be created.
         Interrupted: Ctrl-C; the workers stopped, ``.report`` says what is done, a re-run
             continues (a KeyboardInterrupt).
-        ValueError: a bad ``layout``, ``parallel`` or ``progress``.
+        ValueError: a bad ``layout``, ``parallel``, ``progress`` or ``transport``.
     """
-    from ndnsci.ndn.consumer import FetchOptions
-
     if parallel < 1:
         raise ValueError("parallel must be at least 1")
-    wanted, refused = plan(items, layout)
-    opts = dataclasses.replace(options or FetchOptions(), resume=resume)
-    if wanted:
-        _check_forwarder(opts.transport)
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    reporter = make_progress(progress)
-    journal = Journal(dest)
-    worker = _Worker(
-        dest, opts, journal, reporter, stop or threading.Event(), max(0, retries), resume
-    )
-    sizes = [w.size for w in wanted]
-    total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else None
-    reporter.start(len(wanted), total)
-    started = time.monotonic()
-    try:
-        outcomes, interrupted = _run_all(worker, wanted, parallel)
-    finally:
-        reporter.close()
-        journal.close()
-    report = FetchReport(refused + outcomes, time.monotonic() - started, interrupted)
+    planned = plan(items, layout)
+    wanted = [p for p in planned if isinstance(p, ManifestEntry)]
+    with _engine(
+        dest, progress=progress, retries=retries, resume=resume, options=options,
+        transport=transport, stop=stop, check=bool(wanted),
+    ) as engine:  # fmt: skip
+        sizes = [w.size for w in wanted]
+        known = all(s is not None for s in sizes)
+        engine.progress.start(len(wanted), sum(s or 0 for s in sizes) if known else None)
+        started = time.monotonic()
+        outcomes, interrupted = _run_all(engine, wanted, parallel)
+    fetched = iter(outcomes)
+    in_order = [next(fetched) if isinstance(p, ManifestEntry) else p for p in planned]
+    report = FetchReport(in_order, time.monotonic() - started, interrupted)
     if interrupted:
         raise Interrupted(report)
     return report
 
 
-def _check_forwarder(transport: str | None) -> None:
-    """Fail at once, not file by file after retries, when there is no forwarder."""
-    from ndnsci.ndn.transport import Face
-
-    Face(transport).close()
-
-
-def _run_all(worker: _Worker, wanted: list[Wanted], parallel: int) -> tuple[list[Outcome], bool]:
+def _run_all(
+    engine: _Engine, wanted: list[ManifestEntry], parallel: int
+) -> tuple[list[Outcome], bool]:
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="ndnsci-fetch")
-    futures: dict[Future[Outcome], int] = {
-        pool.submit(worker.run, w): i for i, w in enumerate(wanted)
-    }
+    futures: dict[Future[Outcome], int] = {}
     outcomes: dict[int, Outcome] = {}
     interrupted = False
     try:
+        for index, one in enumerate(wanted):
+            futures[pool.submit(engine.run, one)] = index
         for future in as_completed(futures):
             outcomes[futures[future]] = future.result()
-            worker.progress.end(outcomes[futures[future]])
+            engine.progress.end(outcomes[futures[future]])
     except KeyboardInterrupt:
         interrupted = True
-        worker.stop.set()  # running transfers stop at their next progress tick
+        engine.stop.set()  # running transfers stop at their next progress tick
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     for future, index in futures.items():
-        if index not in outcomes:
-            done = future.done() and not future.cancelled()
-            outcomes[index] = future.result() if done else _not_started(wanted[index], worker)
-    return [outcomes[i] for i in range(len(wanted))], interrupted or worker.stop.is_set()
+        if index not in outcomes and future.done() and not future.cancelled():
+            outcomes[index] = future.result()
+    every = [outcomes.get(i) or _not_started(w, engine) for i, w in enumerate(wanted)]
+    return every, interrupted or engine.stop.is_set()
 
 
-def _not_started(wanted: Wanted, worker: _Worker) -> Outcome:
-    return Outcome(name=wanted.name, path=str(worker.dest / wanted.path), status="cancelled")
+def _not_started(wanted: ManifestEntry, engine: _Engine) -> Outcome:
+    return Outcome(name=wanted.name, path=str(engine.dest / wanted.path), status="cancelled")
+
+
+def fetch_file(
+    item: Item,
+    dest: str | os.PathLike[str] = ".",
+    *,
+    layout: Layout = "flat",
+    resume: bool = False,
+    retries: int = 0,
+    progress: bool | str | Progress | None = False,
+    options: FetchOptions | None = None,
+    transport: str = DEFAULT,
+    stop: threading.Event | None = None,
+) -> Outcome:
+    """One file through the engine in the caller's thread, raising on failure (what each worker
+    of :func:`download` does, without the pool; the data-plane tests use it).
+
+    Raises:
+        NdnError: the file could not be fetched or verified (NotFoundError, IntegrityError, ...).
+        ManifestError: ``item`` is not a file to fetch.
+        OSError: the file cannot be written.
+    """
+    planned = plan([item], layout)
+    wanted = planned[0] if planned else None
+    if not isinstance(wanted, ManifestEntry):
+        raise ManifestError((wanted.error if wanted else None) or "nothing to fetch")
+    with _engine(
+        dest, progress=progress, retries=retries, resume=resume, options=options,
+        transport=transport, stop=stop, check=False,
+    ) as engine:  # fmt: skip
+        outcome = Outcome(name=wanted.name, path=str(engine.dest / wanted.path), status="")
+        started = time.monotonic()
+        engine.land(wanted, outcome)
+        outcome.seconds = time.monotonic() - started
+    return outcome
 
 
 def fetch(
@@ -620,17 +592,19 @@ def fetch(
     *,
     parallel: int = 4,
     resume: bool = True,
-    progress: bool | str | Progress | None = True,
+    progress: bool | str | Progress | None = None,
     layout: Layout = "drs",
     retries: int = 2,
     options: FetchOptions | None = None,
+    transport: str = DEFAULT,
 ) -> list[Path]:
     """Fetch files over NDN into ``dest``; returns their local paths, each verified.
 
     ``items`` is a search's results, a list of :class:`File` or manifest entries, NDN names, or
     one of these. Complete files already in ``dest`` are kept (after a checksum check), partial
-    ones continue. Each file's SHA-256 is checked against the publisher's signed metadata and
-    against the catalog's record.
+    ones continue. Each file's SHA-256 is computed from the bytes on disk and checked against
+    the publisher's signed metadata and against the catalog's record. Progress bars go to
+    stderr, and only when it is a terminal (``progress=True`` asks for them anyway).
 
     Example::
 
@@ -646,7 +620,7 @@ def fetch(
     """
     report = download(
         _as_items(items), dest, parallel=parallel, resume=resume, progress=progress,
-        layout=layout, retries=retries, options=options,
+        layout=layout, retries=retries, options=options, transport=transport,
     )  # fmt: skip
     if not report.ok:
         raise DownloadError(report)
@@ -654,7 +628,7 @@ def fetch(
 
 
 def _as_items(items: Iterable[Item] | Item) -> Iterable[Item]:
-    if isinstance(items, str | File | ManifestEntry | Wanted | Mapping | tuple):
+    if isinstance(items, str | File | ManifestEntry | Mapping | tuple):
         return [items]  # one file
     return items  # type: ignore[return-value]
 

@@ -1,4 +1,8 @@
-"""Manifests: the list of files a bulk download fetches, one JSON object per line.
+"""Manifests, and :class:`ManifestEntry`: the one item the fetch engine takes for a file.
+
+Search results, NDN names, manifest lines and mappings all become a ``ManifestEntry`` (name,
+path below the output, size and SHA-256 when known) before a fetch. A manifest is the list of
+files a bulk download fetches, one JSON object per line.
 
 The catalog writes them (``POST /api/v1/manifests``, or ``ndnsci search --json``)::
 
@@ -18,13 +22,43 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ndnsci._client import ManifestEntry, relative_path
 from ndnsci.errors import ManifestError, QueryError
 
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One line of a manifest: a file to fetch and where it goes (``path``, relative)."""
+
+    name: str
+    path: str
+    size: int | None = None
+    sha256: str | None = None
+    filename: str | None = None
+
+
+def relative_path(name: str) -> str:
+    """The DRS path of a name below a download directory: its components joined by ``/``.
+
+    Refuses names that could escape the directory (``..``, ``.``, empty or separator-bearing
+    components), as the catalog refuses them at publish time.
+
+    >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
+    'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
+    """
+    from ndnsci.translators.names import UnsafePathError, safe_relative_path, split_name
+
+    try:
+        return safe_relative_path(split_name(name))
+    except UnsafePathError as exc:
+        raise QueryError(f"{name!r} is not safe as a path: {exc}") from exc
+    except ValueError as exc:
+        raise QueryError(f"{name!r} is not a valid NDN name: {exc}") from exc
 
 
 def parse_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:

@@ -18,7 +18,7 @@ included, so a report's ``line N`` is the line of the input.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -78,6 +78,17 @@ class Collision:
     replaced: bool
 
 
+@dataclass(frozen=True)
+class Conflict:
+    """A record not published because another site of the federation holds its name
+    (docs/federation.md): ``held_by`` is that site."""
+
+    line: int
+    source: str
+    name: str
+    held_by: str | None
+
+
 @dataclass
 class PublishBatch:
     """One request's outcome: its items as given, in order, and what did not get in."""
@@ -90,17 +101,21 @@ class PublishBatch:
     last_seq: int = 0
     refused: list[Refused] = field(default_factory=list)
     collisions: list[Collision] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
 
     def published_items(self) -> list[Any]:
-        """The items now in the catalog as given (not refused, not kept out by a collision)."""
+        """The items now in the catalog as given (not refused, not kept out by a collision or
+        by another site holding the name)."""
         out = {c.line for c in self.collisions if not c.replaced}
         out.update(r.line for r in self.refused)
+        out.update(c.line for c in self.conflicts)
         return [item for item, line in zip(self.items, self.lines, strict=True) if line not in out]
 
 
 @dataclass
 class PublishReport:
-    """A whole publish: counts, and every record refused or colliding, in input order."""
+    """A whole publish: counts, and every record refused, colliding or held by another site,
+    in input order."""
 
     inserted: int = 0
     replaced: int = 0
@@ -109,6 +124,7 @@ class PublishReport:
     requests: int = 0
     refused: list[Refused] = field(default_factory=list)
     collisions: list[Collision] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
 
     @property
     def published(self) -> int:
@@ -117,7 +133,8 @@ class PublishReport:
 
     @property
     def ok(self) -> bool:
-        return not self.refused and not any(not c.replaced for c in self.collisions)
+        kept_out = any(not c.replaced for c in self.collisions)
+        return not self.refused and not kept_out and not self.conflicts
 
     def add(self, batch: PublishBatch) -> None:
         self.inserted += batch.inserted
@@ -126,6 +143,7 @@ class PublishReport:
         self.last_seq = max(self.last_seq, batch.last_seq)
         self.refused += batch.refused
         self.collisions += batch.collisions
+        self.conflicts += batch.conflicts
 
 
 @dataclass
@@ -240,7 +258,7 @@ def source_of(item: Any, line: int) -> str:
 
 
 @dataclass
-class Outcome:
+class Answer:
     """What a publish answer means: a finished batch, batches to send (again), new limits."""
 
     batch: PublishBatch | None = None
@@ -248,22 +266,22 @@ class Outcome:
     limits: PublishLimits | None = None
 
 
-def interpret(status: int, body: Any, pending: Pending, batcher: Batcher) -> Outcome | None:
+def interpret(status: int, body: Any, pending: Pending, batcher: Batcher) -> Answer | None:
     """The meaning of the catalog's answer to ``pending``; None for an error to raise."""
     code = body.get("code") if isinstance(body, Mapping) else None
     if status == 200 and isinstance(body, Mapping):
-        return Outcome(batch=_done(body, pending))
+        return Answer(batch=_done(body, pending))
     if status == 413 and code == "batch-too-large":
         limits = PublishLimits(int(body["max_records"]), int(body["max_bytes"]))
         if limits == batcher.limits and len(pending.items) <= limits.max_records:
             return None  # it fits the limits the catalog states, and still: an error
         batcher.limits = limits
-        return Outcome(resend=batcher.split(pending), limits=limits)
+        return Answer(resend=batcher.split(pending), limits=limits)
     if status == 422 and code == "invalid-records":
         bad = {int(r["line"]): str(r["detail"]) for r in body.get("refused") or ()}
         if not bad:
             return None
-        return Outcome(resend=_without(pending, bad))
+        return Answer(resend=_without(pending, bad))
     return None
 
 
@@ -289,7 +307,31 @@ def _done(body: Mapping[str, Any], pending: Pending) -> PublishBatch:
                 replaced=bool(entry.get("replaced")),
             )
         )
+    batch.conflicts = _conflicts(body.get("conflicting") or (), pending)
     return batch
+
+
+def _conflicts(conflicting: Iterable[Mapping[str, Any]], pending: Pending) -> list[Conflict]:
+    """The lines of ``pending`` whose names the catalog says another site holds (its answer
+    names them, not their lines: rare, so the lines are decoded only then)."""
+    held = {str(c["name"]): c.get("held_by") for c in conflicting}
+    if not held:
+        return []
+    found = []
+    for item, line, encoded in zip(pending.items, pending.lines, pending.encoded, strict=True):
+        name = _name_of(encoded)
+        if name in held:
+            found.append(Conflict(line, source_of(item, line), name, held[name]))
+    return found
+
+
+def _name_of(encoded: bytes) -> str | None:
+    try:
+        obj = json.loads(encoded)
+    except (ValueError, RecursionError):
+        return None
+    name = obj.get("name") if isinstance(obj, Mapping) else None
+    return name if isinstance(name, str) else None
 
 
 def _without(pending: Pending, bad: Mapping[int, str]) -> list[Pending]:

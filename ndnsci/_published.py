@@ -22,8 +22,9 @@ import logging
 import os
 from dataclasses import dataclass, field
 
-from ndnsci._client import Catalog, ManifestEntry
+from ndnsci._client import Catalog
 from ndnsci._describe import Quarantined, describe_all, walk
+from ndnsci._manifest import ManifestEntry
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.producer import NameTable
 

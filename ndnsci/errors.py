@@ -12,6 +12,9 @@
      ├── DownloadError                 files of a bulk fetch failed; .report says which and why
      ├── MissingDependencyError        an optional package is not installed (also ImportError)
      ├── StackError                    a part of the local stack (``ndnsci up``) did not start
+     ├── FederationError               a site of the federation cannot be named, trusted or reached
+     │    └── RefusedChangesError      a batch of another site's changes is forged, tampered
+     │                                 with or malformed: refused, nothing applied
      └── NdnError                      the NDN data plane
           ├── InvalidNameError         a name URI or a name component is malformed
           ├── TransportError           no forwarder at NDN_CLIENT_TRANSPORT, or it went away
@@ -19,6 +22,7 @@
           ├── PublisherKeyError        the publisher key is missing or unreadable
           └── FetchError               a retrieval failed
                ├── NotFoundError       the producer says the name does not exist, or nobody answers
+               │    └── NoProducerError  nobody answers for the name (timeout, no route)
                ├── IntegrityError      a signature, digest or file checksum does not match
                └── FetchTimeout        segments kept timing out beyond the retry budget
 
@@ -35,15 +39,14 @@ catalog down: http://127.0.0.1:9
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ndnsci._fetch import FetchReport
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 __all__ = [
     "CatalogError",
     "CatalogUnavailableError",
     "DownloadError",
+    "FederationError",
     "FetchError",
     "FetchTimeout",
     "ForwarderError",
@@ -53,10 +56,12 @@ __all__ = [
     "MissingDependencyError",
     "NdnError",
     "NdnsciError",
+    "NoProducerError",
     "NotFoundError",
     "NotInCatalogError",
     "PublisherKeyError",
     "QueryError",
+    "RefusedChangesError",
     "StackError",
     "TransportError",
     "UnknownFacetError",
@@ -117,6 +122,22 @@ class ManifestError(NdnsciError, ValueError):
         self.line = line
 
 
+class _FailedFile(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+class _Report(Protocol):
+    """What :class:`DownloadError` needs of a report (``ndnsci.FetchReport`` is one)."""
+
+    @property
+    def outcomes(self) -> Sequence[object]: ...
+    @property
+    def failed(self) -> Sequence[_FailedFile]: ...
+
+
 class DownloadError(NdnsciError):
     """Some files of a fetch failed; ``report`` holds every file's outcome.
 
@@ -124,7 +145,7 @@ class DownloadError(NdnsciError):
     what is missing.
     """
 
-    def __init__(self, report: FetchReport) -> None:
+    def __init__(self, report: _Report) -> None:
         failed = report.failed
         first = f" (first: {failed[0].name}: {failed[0].error})" if failed else ""
         super().__init__(
@@ -140,6 +161,15 @@ class MissingDependencyError(NdnsciError, ImportError):
 
 class StackError(NdnsciError):
     """A part of the local stack (forwarder, catalog, producer) did not start or died."""
+
+
+class FederationError(NdnsciError):
+    """A site of the federation cannot be named, trusted or reached (docs/federation.md)."""
+
+
+class RefusedChangesError(FederationError):
+    """Another site's batch of changes is forged, tampered with or malformed: nothing of it is
+    applied, the refusal is logged and counted against the site."""
 
 
 # --- the NDN data plane (ndnsci.ndn) -----------------------------------------------------------
@@ -171,6 +201,10 @@ class FetchError(NdnError):
 
 class NotFoundError(FetchError):
     """The name does not exist at the producer, or no producer answers for it."""
+
+
+class NoProducerError(NotFoundError):
+    """No producer answers for the name: nothing came back in time, or no route leads to one."""
 
 
 class IntegrityError(FetchError):

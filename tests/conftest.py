@@ -2,8 +2,9 @@
 
 The forwarder is built once by deploy/forwarder/build.sh (a no-op when already built) and runs
 for the whole session in a temp folder, with its always-on UDP listener and WebSocket face on
-free ports so parallel sessions never clash. It also gives the session a publisher key and a
-cache of its own (NDNSCI_CONFIG_DIR, NDNSCI_CACHE_DIR), so no test touches the user's.
+free ports so parallel sessions never clash (``fw``). It also gives the session a publisher key
+and a cache of its own (NDNSCI_CONFIG_DIR, NDNSCI_CACHE_DIR), so no test touches the user's.
+A test that stops or restarts a forwarder takes one of its own from ``make_forwarder``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ndn_support import Forwarder
+from support import Forwarder
 
 from ndnsci.ndn import keys
 
@@ -68,6 +69,22 @@ def fw(ndnd_binary: Path, session_dir: Path) -> Iterator[Forwarder]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@pytest.fixture
+def make_forwarder(fw: Forwarder, session_dir: Path) -> Iterator[Callable[[str], Forwarder]]:
+    """``make_forwarder(label)``: another NDNd, started, stopped after the test."""
+    made: list[Forwarder] = []
+
+    def make(label: str) -> Forwarder:
+        other = Forwarder(session_dir / label)
+        other.start()
+        made.append(other)
+        return other
+
+    yield make
+    for other in made:
+        other.stop()
 
 
 @pytest.fixture(scope="session")

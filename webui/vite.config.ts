@@ -3,15 +3,15 @@ import { fileURLToPath } from "node:url";
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vite";
 
-// `npm run dev` proxies the API to a running catalog (`ndnsci catalog serve`, port 8000 by
+// `npm run dev` proxies the API and the HTTP gateway (/data) to a running catalog (`ndnsci catalog serve`, port 8000 by
 // default; NDNSCI_CATALOG_URL picks another). The production build is served by the catalog.
 const catalog = process.env.NDNSCI_CATALOG_URL ?? "http://127.0.0.1:8000";
 
 export default defineConfig({
   plugins: [react()],
   resolve: { alias: { "@": fileURLToPath(new URL("./src", import.meta.url)) } },
-  server: { proxy: { "/api": catalog } },
-  preview: { proxy: { "/api": catalog } },
+  server: { proxy: { "/api": catalog, "/data": catalog } },
+  preview: { proxy: { "/api": catalog, "/data": catalog } },
   build: {
     // the catalog serves the build from its package (ndnsci/catalog/portal), and the wheel carries it
     outDir: "../ndnsci/catalog/portal",
@@ -27,5 +27,7 @@ export default defineConfig({
     setupFiles: ["./src/testing/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
+    // the default 5 s fails tests that take 3 s on a quiet machine when the machine is shared
+    testTimeout: 30_000,
   },
 });

@@ -24,10 +24,10 @@ RECORD_COLUMNS = (
     "version", "time_start", "time_end", "facets", "corrections", "metadata",
 )  # fmt: skip
 #: the columns of ``files`` a publish writes, in this order: the record's, then those known
-#: under the lock
-FILE_COLUMNS = (*RECORD_COLUMNS, "id", "packed", "seq", "published_at")
+#: under the lock (``site``: the record's origin, docs/federation.md)
+FILE_COLUMNS = (*RECORD_COLUMNS, "id", "packed", "seq", "published_at", "site")
 JSON_COLUMNS = ("facets", "corrections", "metadata")
-CHANGE_COLUMNS = ("seq", "op", "name", "version", "at", "file_id")
+CHANGE_COLUMNS = ("seq", "op", "name", "version", "at", "file_id", "site")
 HISTORY_COLUMNS = ("name", "version", "record", "seq", "replaced_at")
 TREE_COLUMNS = ("parent", "component", "files", "leaves")
 CHUNK = 500

@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     webui_dir: str = str(PACKAGED_PORTAL)
     #: SQL echo, for debugging
     echo_sql: bool = False
+    #: this node's name in ESGF ids (``<instance>|<data_node>``); '' names it by the host asked
+    data_node: str = ""
+    #: the HTTP gateway to the NDN data (``ndnsci gateway``) that ESGF records and the portal
+    #: link to; '' is ``/data/`` on this server (``ndnsci catalog serve`` mounts it there)
+    gateway_url: str = ""
 
 
 @functools.cache

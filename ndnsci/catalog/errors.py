@@ -3,6 +3,7 @@
 CatalogError            400 and friends, with a message and optional extra fields
 ├── UnknownFacetError   400, lists the valid facets
 ├── NotFoundError       404
+├── ConflictError       409 (a name another site of the federation holds)
 ├── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
 └── BatchTooLargeError  413 ``batch-too-large``: a publish request over the stated limits
 """
@@ -34,6 +35,22 @@ class UnknownFacetError(CatalogError):
 
 class NotFoundError(CatalogError):
     status = 404
+
+
+class ConflictError(CatalogError):
+    """A site claims a name another site holds (docs/federation.md): refused, never merged."""
+
+    status = 409
+
+    def __init__(self, name: str, held_by: str | None, claimed_by: str | None) -> None:
+        super().__init__(
+            f"{name} is held by site {held_by!r}; site {claimed_by!r} cannot replace or retract "
+            "it (a conflict: see GET /api/v1/conflicts)",
+            held_by=held_by,
+        )
+        self.name = name
+        self.held_by = held_by
+        self.claimed_by = claimed_by
 
 
 class InvalidInputError(CatalogError):

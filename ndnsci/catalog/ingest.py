@@ -20,6 +20,11 @@ is committed in sequence order: the in-memory facet index of every server proces
 The batch is prepared in Python (rows as tuples, tree counts aggregated per batch) and written
 with one bulk statement per table (:mod:`ndnsci.catalog.bulk`). Facet counts are not stored:
 the in-memory facet index counts (:mod:`ndnsci.catalog.facetindex`).
+
+Every record keeps the site that published it (``origin``; by default this catalog's own site,
+docs/federation.md): its ``site`` column, and a ``site`` facet value in ``packed`` so searches
+filter and count by site. A name another site holds is never replaced or retracted: the claim is
+a conflict, written to ``conflicts`` and reported, and the record held stays as it is.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from ndnsci.catalog import bulk, fulltext
-from ndnsci.catalog.records import Record
+from ndnsci.catalog.errors import ConflictError
+from ndnsci.catalog.records import SITE_FACET, Record
 
 CHUNK = 500  # bound parameters per IN list: far under every backend's limit
 #: a ``tree_nodes`` delta: (parent, component, files, leaves)
@@ -80,6 +86,8 @@ class PublishResult:
     unchanged: int = 0
     last_seq: int = 0
     collisions: list[Collision] = field(default_factory=list)
+    #: names another site holds, with that site: refused, recorded in ``conflicts``
+    conflicts: list[tuple[str, str | None]] = field(default_factory=list)
 
     def add(self, other: PublishResult) -> None:
         self.inserted += other.inserted
@@ -87,6 +95,7 @@ class PublishResult:
         self.unchanged += other.unchanged
         self.last_seq = max(self.last_seq, other.last_seq)
         self.collisions += other.collisions
+        self.conflicts.extend(other.conflicts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +104,7 @@ class PublishResult:
             "unchanged": self.unchanged,
             "last_seq": self.last_seq,
             "collisions": [c.to_dict() for c in self.collisions],
+            "conflicts": len(self.conflicts),
         }
 
 
@@ -137,8 +147,15 @@ class _State:
             "SELECT last_seq, files, bytes FROM catalog_state WHERE id = 1"
         )
         ((max_id,),) = writer.all("SELECT max(id) FROM files")
+        local = writer.all("SELECT name FROM sites WHERE local = ?", (True,))
+        #: this catalog's own site (None until ``ndnsci catalog site init``)
+        self.local_site: str | None = local[0][0] if local else None
         self.writer = writer
         self.next_id = int(max_id or 0) + 1
+
+    def holder(self, row: dict[str, Any]) -> str | None:
+        """The site a published row belongs to (rows from before the site had a name: ours)."""
+        return row["site"] or self.local_site
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -164,6 +181,7 @@ class _Batch:
     updates: list[tuple[Any, ...]] = field(default_factory=list)
     history: list[tuple[Any, ...]] = field(default_factory=list)
     changes: list[tuple[Any, ...]] = field(default_factory=list)
+    conflicts: list[tuple[Any, ...]] = field(default_factory=list)
     fts_docs: list[tuple[int, str]] = field(default_factory=list)
     fts_deletes: list[int] = field(default_factory=list)
     #: tree count deltas (parent, component, files, leaves), summed per node
@@ -184,6 +202,7 @@ class _Batch:
         writer.update_files(self.updates)
         fulltext.insert(writer, self.fts_docs)
         writer.insert_changes(self.changes)
+        insert_conflicts(writer, self.conflicts)
         tree = self.tree
         if self.parents:
             tree = _merge_tree(tree, _tree_rows(self.parents))
@@ -317,19 +336,32 @@ def _one_per_name(
 
 
 def publish(
-    session: Session, records: Sequence[Record] | Prepared, *, replace: bool = False
+    session: Session,
+    records: Sequence[Record] | Prepared,
+    *,
+    replace: bool = False,
+    origin: str | None = None,
 ) -> PublishResult:
     """Insert new names, replace records of the same file (keeping the old version in the
     history), keep the published record of a name another file collides with (unless
-    ``replace``; a Prepared batch says it itself) and report the collision."""
+    ``replace``; a Prepared batch says it itself) and report the collision.
+
+    ``origin``: the site that published the records (default: this catalog's own). A name held
+    by another site is not touched: it is counted in ``conflicts`` and written to the table.
+    """
     batch = records if isinstance(records, Prepared) else prepare(records, replace=replace)
     result = PublishResult(collisions=list(batch.collisions))
     if not batch.rows:
         return result
     writer = bulk.writer(session.connection())
     state = _State(writer)
+    site = origin or state.local_site
     existing = writer.existing([row[0] for row in batch.rows])
-    ids = np.asarray(_value_ids(writer, batch.values), dtype="<i4")
+    values = [*batch.values, (SITE_FACET, site)] if site else batch.values
+    ids = np.asarray(_value_ids(writer, values), dtype="<i4")
+    # the site's facet value closes every row's packed ids
+    site_ref = ids[-1:].tobytes() if site else b""
+    ids = ids[: len(batch.values)]
     facet_ids = ids[np.frombuffer(batch.refs, dtype="<i4")].tobytes() if len(ids) else b""
     rows = _Batch(now())
     stamp = rows.stamp
@@ -341,7 +373,12 @@ def publish(
         old = existing.get(name) if existing else None
         if old is not None:
             known[name.rpartition("/")[0]] -= 1
-            if _same(old, row):
+            held_by = state.holder(old)
+            if held_by != site:
+                result.conflicts.append((name, held_by))
+                rows.conflicts.append((name, held_by, site, "publish", stamp))
+                continue
+            if old["site"] == site and _same(old, row):
                 result.unchanged += 1
                 continue
             if not same_file(_old_evidence(old), _row_evidence(row)):
@@ -367,11 +404,15 @@ def publish(
             result.replaced += 1
         state.bytes += row[_SIZE] or 0
         packed = (
-            head(file_id, seq, *batch.codes[k]) + facet_ids[4 * offsets[k] : 4 * offsets[k + 1]]
+            head(file_id, seq, *batch.codes[k])
+            + facet_ids[4 * offsets[k] : 4 * offsets[k + 1]]
+            + site_ref
         )
-        (rows.inserts if old is None else rows.updates).append((*row, file_id, packed, seq, stamp))
+        (rows.inserts if old is None else rows.updates).append(
+            (*row, file_id, packed, seq, stamp, site)
+        )
         rows.fts_docs.append((file_id, batch.documents[k]))
-        rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id))
+        rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id, site))
     rows.tree = _merge_tree(batch.tree, _tree_rows(known)) if known else batch.tree
     rows.write(writer)
     state.save()
@@ -379,18 +420,26 @@ def publish(
     return result
 
 
-def retract(session: Session, name: str) -> int | None:
-    """Remove ``name`` (its last version goes to the history); the change's seq, or None."""
+def retract(session: Session, name: str, *, origin: str | None = None) -> int | None:
+    """Remove ``name`` (its last version goes to the history); the change's seq, or None.
+
+    ``origin``: the site retracting (default: this catalog's own). Raises ConflictError when
+    another site holds the name (nothing is changed; the caller decides what to record).
+    """
     writer = bulk.writer(session.connection())
     state = _State(writer)
     old = writer.existing([name]).get(name)
     if old is None:
         return None
+    site = origin or state.local_site
+    held_by = state.holder(old)
+    if held_by != site:
+        raise ConflictError(name, held_by, site)
     seq = state.next_seq()
     batch = _Batch(now())
     batch.remove(old, seq)
     batch.parents[name.rpartition("/")[0]] -= 1
-    batch.changes.append((seq, "retract", name, None, batch.stamp, old["id"]))
+    batch.changes.append((seq, "retract", name, None, batch.stamp, old["id"], site))
     writer.delete_file(old["id"])
     batch.write(writer)
     state.files -= 1
@@ -405,6 +454,19 @@ def _old_evidence(old: dict[str, Any]) -> tuple[str | None, str | None, str | No
 
 def _row_evidence(row: tuple[Any, ...]) -> tuple[str | None, str | None, str | None]:
     return row[_ORIGINAL_PATH], row[_SHA256], row[_VERSION]
+
+
+def insert_conflicts(writer: bulk.Writer, rows: list[tuple[Any, ...]]) -> None:
+    """Conflict rows: (name, held_by, claimed_by, op, at)."""
+    writer.many(
+        "INSERT INTO conflicts (name, held_by, claimed_by, op, at) VALUES (?, ?, ?, ?, ?)", rows
+    )
+
+
+def record_conflict(session: Session, conflict: ConflictError, op: str) -> None:
+    """Write ``conflict`` (raised by :func:`retract`) to the table, in the caller's transaction."""
+    writer = bulk.writer(session.connection())
+    insert_conflicts(writer, [(conflict.name, conflict.held_by, conflict.claimed_by, op, now())])
 
 
 def _same(old: dict[str, Any], row: tuple[Any, ...]) -> bool:

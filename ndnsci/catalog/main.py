@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from starlette.types import Scope
 
 from ndnsci.catalog.api.deps import reject_nul
-from ndnsci.catalog.api.routes import export, files, publish, search, status
+from ndnsci.catalog.api.routes import esgf, export, federation, files, publish, search, status
 from ndnsci.catalog.config import Settings, get_settings
 from ndnsci.catalog.database import make_engine, make_sessionmaker
 from ndnsci.catalog.errors import CatalogError
@@ -68,8 +68,9 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    for module in (search, files, publish, export, status):
+    for module in (search, files, publish, export, status, federation):
         app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(reject_nul)])
+    app.include_router(esgf.router)  # /esg-search: ESGF's paths, ESGF's errors (NUL included)
     app.add_exception_handler(CatalogError, _catalog_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     _mount_portal(app, settings)  # last: the API routes above take precedence over the static files

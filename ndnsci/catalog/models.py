@@ -21,6 +21,11 @@ Layout, and why:
   are committed in order (a mirror reading ``since=N`` never misses a late commit).
 - ``file_history``: previous versions of replaced or retracted records.
 - ``tokens``: SHA-256 hashes of the publish tokens, never the tokens.
+- federation (docs/federation.md): ``files.site`` and ``changes.site`` say which site published
+  a record (its origin; NULL for a catalog that never named itself); ``sites`` holds this
+  catalog's own identity (``local``) and the trust list with how far each site's changes were
+  applied; ``change_batches`` the signed batches of this site's own changes, as other sites
+  fetch them; ``conflicts`` every claim on a name another site holds (never merged).
 
 Names and tree paths use the "C" collation on PostgreSQL: prefix filters are byte-range scans
 and must agree with SQLite's binary ordering.
@@ -33,6 +38,7 @@ from typing import Any, cast
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Integer,
     LargeBinary,
     MetaData,
@@ -85,6 +91,8 @@ class File(Base):
     extra: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON)
     seq: Mapped[int] = mapped_column(BigInteger)
     published_at: Mapped[str] = mapped_column(String(32))
+    #: the site that published the record (its origin); None: this catalog, before it had a name
+    site: Mapped[str | None] = mapped_column(String(64))
 
 
 class FacetValue(Base):
@@ -130,6 +138,8 @@ class Change(Base):
     at: Mapped[str] = mapped_column(String(32))
     #: the row the change wrote or removed (ids are reused only after a retraction)
     file_id: Mapped[int | None] = mapped_column(BigInteger)
+    #: the origin site of the record changed (None: this catalog, before it had a name)
+    site: Mapped[str | None] = mapped_column(String(64))
 
 
 class FileHistory(Base):
@@ -160,6 +170,61 @@ class Token(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[str] = mapped_column(String(32))
+
+
+class Site(Base):
+    """This catalog's own site (``local``) and the sites whose changes it accepts (trust list)."""
+
+    __tablename__ = "sites"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: the site's NDN prefix: its changes are ``<prefix>/catalog/changes/seq=<n>``
+    prefix: Mapped[str] = mapped_column(CText, unique=True)
+    #: the raw Ed25519 public key, hex (64 digits)
+    public_key: Mapped[str] = mapped_column(String(64))
+    local: Mapped[bool] = mapped_column(Boolean)
+    added_at: Mapped[str] = mapped_column(String(32))
+    #: the site's bootstrap time (Unix seconds, as State Vector Sync names it): set when the
+    #: site names itself; a catalog started afresh under the same name gets a new one, and
+    #: its batch numbers count from 1 again. For a remote site: the boot of ``applied``.
+    boot: Mapped[int] = mapped_column(BigInteger)
+    #: change batches of this site applied here, in order (1..applied); for the local site,
+    #: the batches it published
+    applied: Mapped[int] = mapped_column(BigInteger)
+    #: for the local site: the last local ``changes.seq`` its batches cover
+    covered_seq: Mapped[int] = mapped_column(BigInteger)
+    #: batches or changes of this site refused (bad signature, wrong site, malformed)
+    refused: Mapped[int] = mapped_column(BigInteger)
+    last_error: Mapped[str | None] = mapped_column(String)
+
+
+class ChangeBatch(Base):
+    """One signed batch of the local site's changes (immutable once written)."""
+
+    __tablename__ = "change_batches"
+
+    number: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=False)
+    first_seq: Mapped[int] = mapped_column(BigInteger)
+    last_seq: Mapped[int] = mapped_column(BigInteger)
+    changes: Mapped[int] = mapped_column(Integer)
+    #: the signed envelope (:mod:`ndnsci.federation.envelope`), what NDN and HTTP both serve
+    envelope: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class Conflict(Base):
+    """A site's claim on a name another site holds: reported, never merged."""
+
+    __tablename__ = "conflicts"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(CText, index=True)
+    #: the site whose record the catalog keeps
+    held_by: Mapped[str | None] = mapped_column(String(64))
+    #: the site whose publication or retraction was refused
+    claimed_by: Mapped[str | None] = mapped_column(String(64))
+    op: Mapped[str] = mapped_column(String(16))
+    at: Mapped[str] = mapped_column(String(32))
 
 
 def table(model: type[Base]) -> Table:

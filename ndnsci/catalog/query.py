@@ -30,7 +30,7 @@ from ndnsci.catalog.bulk import load_json, time_code
 from ndnsci.catalog.errors import InvalidInputError, UnknownFacetError
 from ndnsci.catalog.facetindex import Bools, FacetIndex, Ints, Stale
 from ndnsci.catalog.models import FacetKey
-from ndnsci.catalog.records import RESERVED_KEYS, normalize_name, normalize_time
+from ndnsci.catalog.records import RESERVED_KEYS, SITE_FACET, normalize_name, normalize_time
 
 Sort = Literal[
     "name", "-name", "size", "-size", "time_start", "-time_start", "time_end", "-time_end",
@@ -41,7 +41,7 @@ MAX_LIMIT = 1000
 MAX_VALUES_PER_FILTER = 100
 #: page columns, as the API returns them
 SUMMARY = ("name", "filename", "original", "scheme", "size", "sha256", "facets", "time_start",
-           "time_end")  # fmt: skip
+           "time_end", "site")  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -80,7 +80,9 @@ def scheme_facet_keys() -> frozenset[str]:
 
 
 def valid_facets(session: Session) -> list[str]:
-    return sorted(scheme_facet_keys() | set(session.scalars(select(FacetKey.key))))
+    """The schemes' keys, the keys ever published and ``site`` (the origin, set by the catalog)."""
+    keys = scheme_facet_keys() | set(session.scalars(select(FacetKey.key)))
+    return sorted(keys | {SITE_FACET})
 
 
 def parse_params(session: Session, items: Sequence[tuple[str, str]], **fixed: Any) -> SearchParams:

@@ -29,6 +29,8 @@ from ndnsci.translators.names import UnsafePathError, build_name, safe_relative_
 RESERVED_KEYS = frozenset(
     {"q", "prefix", "start", "end", "scheme", "limit", "offset", "sort", "facets", "facet_limit"}
 )
+#: the facet the catalog sets itself: the site that published the record (docs/federation.md)
+SITE_FACET = "site"
 MAX_NAME = 4096
 MAX_VALUE = 1024
 MAX_METADATA = 1 << 20
@@ -297,6 +299,11 @@ def _check_key(key: object) -> None:
         raise RecordError(
             f"facet key {key!r} must be a letter followed by letters, digits or '_' and not "
             f"one of the search parameters ({', '.join(sorted(RESERVED_KEYS))})"
+        )
+    if key == SITE_FACET:
+        raise RecordError(
+            f"facet key {key!r} is set by the catalog (the site that published the record); "
+            "rename the record's facet"
         )
     if len(_GOOD_KEYS) < 10_000:
         _GOOD_KEYS.add(key)

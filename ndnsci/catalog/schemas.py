@@ -20,6 +20,10 @@ class FileSummary(BaseModel):
     facets: dict[str, str | None]
     time_start: str | None
     time_end: str | None
+    site: str | None = Field(
+        description="the site of the federation that published the file (its origin; the "
+        "'site' facet); null in a catalog that has no site name"
+    )
 
 
 class SearchResponse(BaseModel):
@@ -106,6 +110,11 @@ class CollisionEntry(BaseModel):
     )
 
 
+class NameConflict(BaseModel):
+    name: str
+    held_by: str | None
+
+
 class PublishResponse(BaseModel):
     inserted: int
     replaced: int
@@ -114,6 +123,14 @@ class PublishResponse(BaseModel):
     collisions: list[CollisionEntry] = Field(
         default_factory=list,
         description="names of this request that another file already has, in line order",
+    )
+    conflicts: int = Field(
+        default=0,
+        description="records refused because another site of the federation holds the name "
+        "(listed by GET /conflicts)",
+    )
+    conflicting: list[NameConflict] = Field(
+        default_factory=list, description="those records: each name and the site holding it"
     )
 
 
@@ -142,6 +159,38 @@ class ChangesResponse(BaseModel):
     last_seq: int
     changes: list[ChangeEntry]
     next: int = Field(description="pass as since= to read the following page")
+
+
+class SiteEntry(BaseModel):
+    name: str
+    prefix: str = Field(description="the site's NDN prefix; its changes are under <prefix>/catalog")
+    public_key: str = Field(description="the site's Ed25519 public key, hex")
+    local: bool = Field(description="true for this catalog's own site")
+    boot: int = Field(description="the site's bootstrap time (State Vector Sync)")
+    applied: int = Field(
+        description="change batches of the site applied here (the local site: published)"
+    )
+    refused: int = Field(description="batches of the site refused (forged, tampered, malformed)")
+    last_error: str | None
+    added_at: str
+
+
+class SitesResponse(BaseModel):
+    local: SiteEntry | None
+    trusted: list[SiteEntry]
+
+
+class ConflictEntry(BaseModel):
+    name: str
+    held_by: str | None = Field(description="the site whose record the catalog keeps")
+    claimed_by: str | None = Field(description="the site whose publication was refused")
+    op: str
+    at: str
+
+
+class ConflictsResponse(BaseModel):
+    total: int
+    conflicts: list[ConflictEntry]
 
 
 class HealthResponse(BaseModel):

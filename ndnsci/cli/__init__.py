@@ -19,6 +19,7 @@ COMMANDS = {
     "inspect": "ndnsci.cli.inspect",
     "scan": "ndnsci.cli.scan",
     "catalog": "ndnsci.cli.catalog",
+    "gateway": "ndnsci.cli.gateway",
     "publish": "ndnsci.cli.publish",
     "forwarder": "ndnsci.cli.forwarder",
     "serve": "ndnsci.cli.serve",

@@ -1,8 +1,14 @@
 """``ndnsci catalog``: run the catalog service and manage its database.
 
-    ndnsci catalog serve [--db URL] [--host 127.0.0.1] [--port 8000]
+    ndnsci catalog serve [--db URL] [--host 127.0.0.1] [--port 8000] [--no-gateway]
     ndnsci catalog migrate [--db URL]
     ndnsci catalog token create NAME [--db URL]
+    ndnsci catalog site|trust|federate|mirror|conflicts ...   (a federation of sites: see
+                                                              `ndnsci catalog federate --help`)
+
+``serve`` also answers the ESGF search API at ``/esg-search/`` and, unless ``--no-gateway``,
+serves the published files over HTTP at ``/data/<NDN name>``, fetching them over NDN through
+the forwarder at ``NDN_CLIENT_TRANSPORT``.
 
 The database defaults to a SQLite file under the user's data directory
 (``$XDG_DATA_HOME/ndnsci/catalog.db``); ``--db`` or ``NDNSCI_DB`` selects another, e.g.
@@ -14,6 +20,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+
+from ndnsci.cli import federation
 
 
 def register(subparsers: Any) -> None:
@@ -30,6 +38,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--no-migrate", action="store_true", help="do not upgrade the schema")
+    serve.add_argument(
+        "--no-gateway", action="store_true", help="do not serve files over HTTP at /data/"
+    )
     serve.set_defaults(func=run_serve)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
@@ -42,6 +53,8 @@ def register(subparsers: Any) -> None:
     create.add_argument("name", help="who or what the token is for, e.g. a site name")
     _db_option(create)
     create.set_defaults(func=run_token_create)
+
+    federation.register(commands, _db_option, db_url)  # site, trust, federate, mirror, conflicts
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
@@ -79,7 +92,12 @@ def run_serve(args: argparse.Namespace) -> int:
         f"catalog of {_safe(settings.db)} at http://{args.host}:{args.port}/api/v1/",
         file=sys.stderr,
     )
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    app = create_app(settings)
+    if not args.no_gateway:
+        from ndnsci.gateway.app import mount
+
+        mount(app)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 

@@ -4,16 +4,22 @@
     ndnsci fetch --query 'model=HadCM3 variable=tas' [-o DIR] [--parallel K] [--layout drs|flat]
     ndnsci fetch --manifest FILE [-o DIR] ...            the files of a manifest (- for stdin)
 
-Each file is discovered through its RDR metadata, fetched with a window of Interests in flight,
-checked (segment digests, the publisher's signature, the whole-file SHA-256) and renamed into
-place; ``--resume`` continues an interrupted download.
+Every file is discovered through its RDR metadata, fetched with a window of Interests in
+flight, checked (segment digests, the publisher's signature), hashed on disk and compared with
+the publisher's signed SHA-256 (and the catalog's, when known), then renamed into place. Two
+fetches of one file into one directory never mix: the second waits for the first.
 
-Bulk downloads (``--query``, asked from the catalog at --catalog or $NDNSCI_CATALOG, or
-``--manifest``: the JSON lines of the catalog's manifests or of ``ndnsci search --json``)
-fetch K files at once into DIR, in the DRS directory layout by default. They are resumable
-across runs: complete files are kept after a checksum check (remembered in
-DIR/.ndnsci-fetch.jsonl), partial ones continue; Ctrl-C stops cleanly and the same command
-continues. A report lists every failed file and why.
+NAMEs land flat in DIR and are fetched again unless ``--resume`` (which also continues a
+partial download). Bulk downloads (``--query``, asked from the catalog at --catalog or
+$NDNSCI_CATALOG, or ``--manifest``: the JSON lines of the catalog's manifests or of ``ndnsci
+search --json``) fetch K files at once into DIR, in the DRS directory layout by default, and
+are resumable across runs: complete files are kept after a checksum check (remembered in
+DIR/.ndnsci-fetch.jsonl), partial ones continue (``--restart``: fetch everything again).
+Transient failures are retried with back-off; Ctrl-C stops within ~0.1 s and the same command
+(with ``--resume`` for NAMEs) continues.
+
+stdout carries the results (a line per file, or JSON with ``--json``); progress bars go to
+stderr when it is a terminal (``--progress``).
 
 Exit status: 0 when every file arrived and verified, 1 when one failed, 2 on a usage or
 catalog error, 130 when interrupted.
@@ -22,20 +28,19 @@ catalog error, 130 when interrupted.
 from __future__ import annotations
 
 import argparse
-import os
+import json
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ndnsci.cli._common import catalog_option, fail
 
 
 def register(subparsers: Any) -> None:
+    from ndnsci._progress import PROGRESS_CHOICES
+
     p = subparsers.add_parser(
         "fetch",
-        help="fetch files by NDN name",
+        help="fetch files by NDN name, catalog query or manifest",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -43,12 +48,6 @@ def register(subparsers: Any) -> None:
     bulk = p.add_argument_group("bulk downloads")
     bulk.add_argument("--query", metavar="FILTERS", help="the files of a catalog search")
     bulk.add_argument("--manifest", metavar="FILE", help="the files of a manifest (- for stdin)")
-    bulk.add_argument(
-        "--layout",
-        choices=("drs", "flat"),
-        default="drs",
-        help="drs: DIR/<name's path> (default); flat: every file in DIR",
-    )
     bulk.add_argument("--report", metavar="FILE", help="write every file's outcome as JSON lines")
     bulk.add_argument(
         "--restart", action="store_true", help="fetch everything again (no skip, no resume)"
@@ -56,10 +55,13 @@ def register(subparsers: Any) -> None:
     catalog_option(bulk)
     p.add_argument("-o", "--output", default=".", metavar="DIR", help="output directory (.)")
     p.add_argument(
-        "--cc",
-        choices=("fixed", "aimd", "cubic"),
-        default="aimd",
-        help="window control (aimd)",
+        "--layout",
+        choices=("drs", "flat"),
+        help="drs: DIR/<name's path> (default for --query, --manifest); flat: every file in DIR "
+        "(default for NAMEs)",
+    )
+    p.add_argument(
+        "--cc", choices=("fixed", "aimd", "cubic"), default="aimd", help="window control (aimd)"
     )
     p.add_argument("--window", type=int, default=64, help="(initial) Interests in flight (64)")
     p.add_argument("--max-window", type=int, default=1024, help="window cap for aimd/cubic")
@@ -69,43 +71,107 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--parallel", type=int, metavar="K", help="files at once (1 for NAMEs, 4 for bulk)"
     )
-    p.add_argument("--resume", action="store_true", help="continue partial downloads")
+    p.add_argument(
+        "--retries", type=int, default=2, metavar="N", help="tries again after a timeout (2)"
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="NAMEs: skip complete files, continue partial ones"
+    )
     p.add_argument("--trust", metavar="KEYID", help="require metadata signed by this key id")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    p.add_argument("--json", action="store_true", help="one JSON summary line per file")
+    p.add_argument(
+        "--transport", default="python", metavar="NAME", help="data plane to fetch with (python)"
+    )
+    p.add_argument(
+        "--progress", choices=PROGRESS_CHOICES, default="auto",
+        help="auto: bars on stderr when it is a terminal (default); bars; text; none",
+    )  # fmt: skip
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress (--progress none)")
+    p.add_argument("--json", action="store_true", help="one JSON line per file on stdout")
     p.add_argument("--ls", action="store_true", help="list the directories NAME instead")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ndnsci.ndn.consumer import FetchOptions
+    from ndnsci.errors import CatalogError
+    from ndnsci.transports import FetchOptions
 
     sources = sum(bool(x) for x in (args.names, args.query, args.manifest))
     if sources != 1:
         return fail("fetch", "give NAMEs, --query FILTERS or --manifest FILE (one of them)")
     if args.ls:
         return _list(args.names)
-    args.parallel = args.parallel or (1 if args.names else 4)
-    if args.window < 1 or args.parallel < 1 or args.lifetime < 10:
-        return fail("fetch", "--window, --parallel >= 1 and --lifetime >= 10")
-    opts = FetchOptions(
+    parallel = args.parallel or (1 if args.names else 4)
+    if args.window < 1 or parallel < 1 or args.lifetime < 10 or args.retries < 0:
+        return fail("fetch", "--window, --parallel >= 1, --retries >= 0 and --lifetime >= 10")
+    options = FetchOptions(
         cc=args.cc,
         window=args.window,
         max_window=max(args.max_window, args.window),
         lifetime_ms=args.lifetime,
-        resume=args.resume,
         trust_key=args.trust,
     )
-    if not args.names:
-        from ndnsci.cli import _bulk
+    try:
+        items = args.names or (_from_query(args) if args.query else _from_manifest(args.manifest))
+    except OSError as exc:
+        return fail("fetch", f"cannot read the manifest: {exc}")
+    except CatalogError as exc:
+        return fail("fetch", exc)
+    if not items:
+        print("ndnsci fetch: nothing to fetch: no file matches", file=sys.stderr)
+        return 1
+    return _download(args, items, parallel, options)
 
-        return _bulk.run(args, opts)
-    os.makedirs(args.output, exist_ok=True)
-    started = time.monotonic()
-    progress = _Progress(enabled=not args.quiet and sys.stderr.isatty())
-    with progress, ThreadPoolExecutor(max_workers=args.parallel) as pool:
-        outcomes = list(pool.map(lambda n: _fetch_one(n, args.output, opts, progress), args.names))
-    return _summary(outcomes, time.monotonic() - started, args.json)
+
+def _download(args: argparse.Namespace, items: list[Any], parallel: int, options: Any) -> int:
+    from ndnsci._fetch import download
+    from ndnsci._report import Interrupted
+    from ndnsci.errors import TransportError
+    from ndnsci.transports import UnknownTransportError
+
+    by_name = bool(args.names)
+    try:
+        report = download(
+            items,
+            args.output,
+            parallel=parallel,
+            resume=args.resume if by_name else not args.restart,
+            progress="none" if args.quiet else args.progress,
+            layout=args.layout or ("flat" if by_name else "drs"),
+            retries=args.retries,
+            options=options,
+            transport=args.transport,
+        )
+    except (TransportError, UnknownTransportError) as exc:
+        return fail("fetch", exc)  # no forwarder: the message says how to start one
+    except OSError as exc:
+        return fail("fetch", f"cannot write to {args.output}: {exc.strerror or exc}")
+    except Interrupted as exc:
+        _print_report(exc.report, args)
+        again = "the same command again" + ("" if not by_name or args.resume else " with --resume")
+        print(
+            f"ndnsci fetch: interrupted; run {again} to continue (complete files are kept, "
+            f"partial ones resume)",
+            file=sys.stderr,
+        )
+        return 130
+    _print_report(report, args)
+    return 0 if report.ok else 1
+
+
+def _from_query(args: argparse.Namespace) -> list[Any]:
+    from ndnsci._client import Catalog, Query
+
+    with Catalog(args.catalog) as catalog:
+        return catalog.manifest(Query.parse(args.query))
+
+
+def _from_manifest(path: str) -> list[Any]:
+    from ndnsci._manifest import parse
+
+    if path == "-":
+        return list(parse(sys.stdin))
+    with open(path, encoding="utf-8") as f:
+        return list(parse(f))
 
 
 def _list(names: list[str]) -> int:
@@ -125,114 +191,33 @@ def _list(names: list[str]) -> int:
     return 1 if failed else 0
 
 
-def _fetch_one(name: str, out_dir: str, opts: Any, progress: _Progress) -> tuple[str, Any]:
-    from ndnsci.errors import NdnError
-    from ndnsci.ndn.consumer import fetch
-
-    task = progress.add(name)
-    try:
-        result = fetch(name, out_dir, opts, lambda done, total: progress.update(task, done, total))
-    except (NdnError, OSError) as exc:
-        progress.fail(task)
-        return name, exc
-    progress.finish(task)
-    return name, result
-
-
-def _summary(outcomes: list[tuple[str, Any]], seconds: float, as_json: bool) -> int:
-    import json
-
-    from ndnsci.ndn.consumer import FetchResult
-
-    failed = 0
-    total = 0
-    for name, outcome in outcomes:
-        if not isinstance(outcome, FetchResult):
-            failed += 1
-            if as_json:
-                print(json.dumps({"name": name, "error": str(outcome)}))
-            print(f"ndnsci fetch: FAILED {name}: {outcome}", file=sys.stderr)
-            continue
-        total += outcome.size
-        if as_json:
-            fields = {k: v for k, v in vars(outcome).items()}
-            print(json.dumps({**fields, "mbps": round(outcome.mbps, 2)}))
-            continue
-        print(
-            f"{outcome.path}: {outcome.size:,} bytes in {outcome.seconds:.2f} s "
-            f"({outcome.mbps:.1f} MB/s), {outcome.retransmissions} retransmissions "
-            f"({outcome.timeouts} timeouts, {outcome.nacks} Nacks, {outcome.rejected} rejected), "
-            f"sha256 {outcome.checksum}, signer {outcome.signer}"
-            + (f", {outcome.resumed_segments} segments resumed" if outcome.resumed_segments else "")
-        )
+def _print_report(report: Any, args: argparse.Namespace) -> None:
+    """Results on stdout (a line per NAME, or JSON), failures and the summary on stderr."""
+    lines = [json.dumps(o.to_dict()) + "\n" for o in report.outcomes]
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+    if args.json:
+        sys.stdout.writelines(lines)
+    elif args.names:
+        for outcome in report.outcomes:
+            if outcome.ok:
+                print(_describe(outcome))
+    for outcome in report.outcomes:
         for warning in outcome.warnings:
-            print(f"  warning: {warning}", file=sys.stderr)
-    if len(outcomes) > 1 and not as_json:
-        rate = total / seconds / 1e6 if seconds > 0 else 0.0
-        print(f"{len(outcomes) - failed}/{len(outcomes)} files, {total:,} bytes, {rate:.1f} MB/s")
-    return 1 if failed else 0
+            print(f"  warning: {outcome.name}: {warning}", file=sys.stderr)
+    for outcome in report.failed:
+        print(f"ndnsci fetch: FAILED {outcome.name}\n    {outcome.error}", file=sys.stderr)
+    if not args.names or len(report.outcomes) > 1:
+        print(f"ndnsci fetch: {report.summary()}", file=sys.stderr)
 
 
-class _Progress:
-    """rich progress bars, one per file and a total; a no-op when stderr is not a terminal."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.lock = threading.Lock()
-        self.bar: Any = None
-        self.totals: dict[int, int] = {}
-        self.done: dict[int, int] = {}
-        self.overall: Any = None
-
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-                TransferSpeedColumn,
-            )
-
-            self.bar = Progress(
-                TextColumn("{task.description}", markup=False),
-                BarColumn(),
-                DownloadColumn(),
-                TransferSpeedColumn(),
-                TimeRemainingColumn(),
-                transient=False,
-            )
-            self.bar.start()
-            self.overall = self.bar.add_task("total", total=0)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def add(self, name: str) -> int:
-        if self.bar is None:
-            return 0
-        short = name if len(name) <= 50 else "..." + name[-47:]
-        task: int = self.bar.add_task(short, total=None)
-        return task
-
-    def update(self, task: int, done: int, total: int) -> None:
-        if self.bar is None:
-            return
-        with self.lock:
-            self.totals[task] = total
-            self.done[task] = done
-            self.bar.update(task, completed=done, total=total)
-            self.bar.update(
-                self.overall, completed=sum(self.done.values()), total=sum(self.totals.values())
-            )
-
-    def finish(self, task: int) -> None:
-        if self.bar is not None:
-            self.bar.update(task, completed=self.totals.get(task, 0))
-
-    def fail(self, task: int) -> None:
-        if self.bar is not None:
-            self.bar.update(task, description="[failed]", refresh=True)
+def _describe(o: Any) -> str:
+    if o.status == "skipped":
+        return f"{o.path}: {o.size:,} bytes, already complete, sha256 {o.checksum}"
+    resumed = f", {o.resumed_segments} segments resumed" if o.resumed_segments else ""
+    return (
+        f"{o.path}: {o.size:,} bytes in {o.seconds:.2f} s ({o.mbps:.1f} MB/s), "
+        f"{o.retransmissions} retransmissions ({o.timeouts} timeouts, {o.nacks} Nacks, "
+        f"{o.rejected} rejected), sha256 {o.checksum}, signer {o.signer}{resumed}"
+    )

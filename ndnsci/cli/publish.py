@@ -38,7 +38,8 @@ from itertools import islice
 from typing import IO, Any, Protocol
 
 from ndnsci._describe import Quarantined, Record, describe_all, found
-from ndnsci._publish import Collision, PublishBatch, Refused
+from ndnsci._progress import counter
+from ndnsci._publish import Collision, Conflict, PublishBatch, Refused
 from ndnsci.translators.registry import AUTO
 
 #: records per transaction with --records into a database: at a million files a batch dirties
@@ -151,7 +152,7 @@ def _publish_files(args: argparse.Namespace, target: Target, report: _Report) ->
         files = found(args.dirs)
         todo = files if args.force else {p: r for p, r in files.items() if not state.unchanged(p)}
         report.skipped = len(files) - len(todo)
-        with _progress(len(todo)) as advance:
+        with counter(len(todo), "publishing") as advance:
             described = describe_all(todo, args.scheme, not args.no_checksum, jobs=args.jobs)
 
             def publishable() -> Iterator[Record]:
@@ -269,6 +270,12 @@ class _DbTarget:
             Collision(c.line, c.given or "", c.name, c.published, c.replaced)
             for c in result.collisions
         ]
+        held = dict(result.conflicts)
+        done.conflicts = [
+            Conflict(line, source, r.name, held[r.name])
+            for r, line, source in zip(parsed, numbers, sources, strict=True)
+            if r.name in held
+        ]
         return done
 
     def load(
@@ -284,11 +291,14 @@ class _DbTarget:
         from ndnsci.catalog.loader import load
 
         def done(prepared: Any, result: Any) -> None:
-            report.published += prepared.accepted - sum(not c.replaced for c in result.collisions)
+            kept_out = sum(not c.replaced for c in result.collisions)
+            report.published += prepared.accepted - kept_out - len(result.conflicts)
             for source, reason in prepared.refused:
                 report.quarantine(source, "refused", reason)
             for c in result.collisions:
                 report.collision(Collision(c.line, c.given or "", c.name, c.published, c.replaced))
+            for name, held_by in result.conflicts:
+                report.conflict(name, held_by)
 
         workers = min(jobs, PREPARE_PROCESSES) if jobs > 1 else 0
         load(self.sessions, lines, batch=batch, workers=workers, done=done, replace=replace)
@@ -338,11 +348,21 @@ class _Report:
     def collision(self, collision: Collision) -> None:
         self.collisions.append(collision)
 
+    def conflict(self, source: str, held_by: str | None) -> None:
+        """A name another site of the federation holds: not published (docs/federation.md)."""
+        reason = (
+            f"the name is held by site {held_by!r}: a conflict, not published "
+            "(ndnsci catalog conflicts)"
+        )
+        self.quarantine(source, "held-by-another-site", reason)
+
     def add(self, batch: PublishBatch) -> None:
         self.published += batch.inserted + batch.replaced + batch.unchanged
         for refused in batch.refused:
             self.quarantine(refused.source, "refused", refused.reason)
         self.collisions += batch.collisions
+        for conflict in batch.conflicts:
+            self.conflict(conflict.source, conflict.held_by)
 
     def finish(self, path: str | None) -> int:
         if path:
@@ -377,26 +397,3 @@ def _collision_entry(c: Collision) -> dict[str, Any]:
 
 def _write_lines(f: IO[str], entries: list[dict[str, Any]]) -> None:
     f.writelines(json.dumps(e) + "\n" for e in entries)
-
-
-class _progress:
-    """A rich progress bar on a terminal; nothing otherwise (rich is imported only here)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.bar: Any = None
-
-    def __enter__(self) -> Any:
-        if not sys.stderr.isatty():
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import Progress
-
-        self.bar = Progress(transient=True, console=Console(stderr=True))
-        self.bar.start()
-        task = self.bar.add_task("publishing", total=self.total)
-        return lambda: self.bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()

@@ -133,6 +133,7 @@ def _banner(stack: Any, user_transport: str) -> None:
         "ndnsci is up",
         f"  portal      {stack.portal_url}",
         f"  catalog     {stack.catalog_url}/api/v1/",
+        f"  esg-search  {stack.catalog_url}/esg-search (ESGF clients; files over HTTP at /data/)",
         f"  forwarder   {stack.transport}"
         + (f" (WebSocket ws://127.0.0.1:{stack.ws_port})" if stack.ws_port else ""),
         f"  data        {stack.files} files from {stack.data}",

@@ -1,4 +1,4 @@
-"""``ndnsci fetch``: RDR discovery, then a pipelined, verified, resumable segment transfer.
+"""The ``python`` transport: RDR discovery, then a pipelined, verified, resumable segment transfer.
 
 1. Discovery: ``<name>/32=metadata`` (CanBePrefix, MustBeFresh). A Data of ContentType NACK is
    "not found" at once; silence for ``DISCOVERY_ATTEMPTS`` lifetimes is "nobody serves it".
@@ -6,12 +6,14 @@
    KeyLocator name, whose last component must be the key id (hash) of the key it returns.
 2. Transfer: a window of Interests in flight (fixed, AIMD or CUBIC), RTO from RFC 6298,
    retransmission on timeout and Nack, every segment's DigestSha256 checked, its content written
-   in place into ``<file>.part`` with ``os.pwrite`` straight from the receive buffer.
-3. Completion: the whole-file SHA-256 (hashed as the contiguous prefix grows) is compared with
-   the signed metadata's, the file is renamed into place.
+   in place into the engine's ``<file>.part`` with ``os.pwrite`` straight from the receive
+   buffer; which segments are there is kept in ``<file>.part.state`` (a byte per segment), so
+   a resumed job fetches only what is missing, as long as the producer serves the same version.
+3. Completion: the file is truncated to its size and the publisher's signed whole-file SHA-256
+   is returned (asked again while the producer is still hashing).
 
-``--resume`` keeps ``<file>.part`` and its segment bitmap ``<file>.part.state`` and fetches only
-what is missing, as long as the producer still serves the same version.
+The lock, the hash of the bytes on disk and the rename into place are the engine's
+(:mod:`ndnsci._fetch`): this module only moves bytes (:class:`PythonTransport`).
 """
 
 from __future__ import annotations
@@ -23,44 +25,27 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ndnsci.errors import (
     FetchError,
     FetchTimeout,
     IntegrityError,
+    NoProducerError,
     NotFoundError,
     TransportError,
 )
 from ndnsci.ndn import cc, keys, rdr, tlv
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.transport import Face
-from ndnsci.translators.names import UnsafePathError, safe_relative_path
+from ndnsci.transports import Cancelled, FetchOptions, Job, Received
 
 DISCOVERY_LIFETIME_MS = 1000
 DISCOVERY_ATTEMPTS = 3
-SEGMENT_LIFETIME_MS = 4000
-MAX_RETRIES = 10
-STALL_SECONDS = 15.0  # no Data at all for this long: give up
-CHECKSUM_WAIT_SECONDS = 30.0  # how long to wait for a producer still hashing the file
 RECONNECT_SECONDS = 5.0
 STATE_FLUSH_SECONDS = 1.0
 
 ProgressFn = Callable[[int, int], None]
-
-
-@dataclass
-class FetchOptions:
-    cc: str = "aimd"
-    window: int = 64
-    max_window: int = 1024
-    lifetime_ms: int = SEGMENT_LIFETIME_MS
-    max_retries: int = MAX_RETRIES
-    resume: bool = False
-    trust_key: str | None = None  # pin: the metadata must be signed by this key id
-    stall_seconds: float = STALL_SECONDS
-    checksum_wait: float = CHECKSUM_WAIT_SECONDS
-    transport: str | None = None
 
 
 @dataclass
@@ -76,29 +61,6 @@ class Target:
     signer: str  # "ed25519:<key id>", "digest" or "none"
     is_listing: bool
     metadata_name: bytes  # the name the metadata was asked under (to ask again)
-
-
-@dataclass
-class FetchResult:
-    name: str
-    path: str
-    size: int
-    seconds: float
-    segments: int
-    retransmissions: int = 0
-    timeouts: int = 0
-    nacks: int = 0
-    rejected: int = 0  # segments whose digest did not match
-    congestion_marks: int = 0
-    resumed_segments: int = 0
-    sha256: str = ""
-    checksum: str = "verified"  # verified | unavailable
-    signer: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def mbps(self) -> float:
-        return self.size / self.seconds / 1e6 if self.seconds > 0 else 0.0
 
 
 # --- single Interest / Data exchanges -----------------------------------------------------------
@@ -158,7 +120,7 @@ def fetch_one(face: Face, name_value: bytes, can_be_prefix: bool, fresh: bool) -
             why = answer.content.decode(errors="replace") or "not found"
             raise NotFoundError(f"{uri}: the producer says: {why}")
         return answer
-    raise NotFoundError(
+    raise NoProducerError(
         f"{uri}: no producer answered ({', '.join(reasons)}); is the name right, and is a "
         f"producer serving its prefix on this forwarder ({face.uri})?"
     )
@@ -253,9 +215,10 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 
 
 class _State:
-    """Which segments are on disk: a byte per segment, saved beside ``<file>.part``."""
+    """Which segments are on disk: a byte per segment, saved beside ``<file>.part`` (kept in
+    memory only when ``path`` is None)."""
 
-    def __init__(self, path: str, target: Target, resume: bool) -> None:
+    def __init__(self, path: str | None, target: Target, resume: bool) -> None:
         assert target.last_segment is not None
         self.path = path
         self.count = target.last_segment + 1
@@ -270,6 +233,8 @@ class _State:
         self.flushed = time.monotonic()
 
     def _load(self) -> None:
+        if self.path is None:
+            return
         try:
             with open(self.path, "rb") as f:
                 header, _, bitmap = f.read().partition(b"\n")
@@ -279,13 +244,26 @@ class _State:
             pass
 
     def flush(self) -> None:
+        """Save the bitmap (write a temporary file, rename it over); a failed write (a full
+        disk) leaves the previous state and no temporary file, and raises. No path: nothing
+        to save (a transfer that streams instead of resuming)."""
+        if self.path is None:
+            self.flushed = time.monotonic()
+            return
         tmp = self.path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(json.dumps(self.key).encode() + b"\n" + self.done)
-        os.replace(tmp, self.path)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(json.dumps(self.key).encode() + b"\n" + self.done)
+            os.replace(tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         self.flushed = time.monotonic()
 
     def remove(self) -> None:
+        if self.path is None:
+            return
         for path in (self.path, self.path + ".tmp"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -302,7 +280,7 @@ class Transfer:
         fd: int,
         state: _State,
         opts: FetchOptions,
-        result: FetchResult,
+        result: Received,
         progress: ProgressFn | None,
     ) -> None:
         assert target.last_segment is not None and target.segment_size is not None
@@ -324,21 +302,19 @@ class Transfer:
         self.pending: deque[int] = deque()  # to (re)send before new segments
         self.must_be_fresh: set[int] = set()
         self.next_new = 0
+        self.last_asked = self.last  # new Interests stop here (a subclass may fetch a range)
         self.remaining = self.last + 1 - sum(state.done)
         self.received_bytes = (self.last + 1 - self.remaining) * self.segment_size
         self.total = target.size if target.size is not None else (self.last + 1) * self.segment_size
         self.last_size: int | None = (
             target.size - self.last * self.segment_size if (target.size is not None) else None
         )
-        self.hasher = hashlib.sha256()
-        self.hashed = 0  # segments [0, hashed) are in the running whole-file digest
         self.nonce = _nonce()
         self.last_data = time.monotonic()
 
     # the loop ---------------------------------------------------------------------------------
 
     def run(self) -> None:
-        self._advance_hash()
         last_progress = 0.0
         while self.remaining:
             now = time.monotonic()
@@ -371,18 +347,26 @@ class Transfer:
         return now + 0.05
 
     def _expire(self, now: float) -> None:
-        """Segments whose RTO elapsed go back to the queue (oldest first: dict order)."""
+        """Segments whose RTO elapsed go back to the queue (oldest first: dict order).
+
+        A timeout counts against the segment's retry budget only when other Data arrived
+        since it was sent; while nothing arrives at all, the stall deadline decides, so every
+        congestion control gives up after ``stall_seconds`` (not a fixed window's 10 short RTOs).
+        """
         rto = self.rtt.rto
         expired = []
         for seg, sent in self.inflight.items():
             if now - sent < rto:
                 break
-            expired.append(seg)
+            expired.append((seg, sent))
         if not expired:
             return
-        for seg in expired:
+        for seg, sent in expired:
             del self.inflight[seg]
-            self._retry(seg, "timeout")
+            if self.last_data > sent:
+                self._retry(seg, "timeout")
+            else:
+                self.pending.append(seg)
         self.result.timeouts += len(expired)
         if self.cc.on_loss(now, self.rtt.smoothed):
             self.rtt.backoff()
@@ -410,7 +394,7 @@ class Transfer:
                     continue
                 self.result.retransmissions += 1
                 maker = self.fresh_interests if seg in self.must_be_fresh else self.interests
-            elif self.next_new <= self.last:
+            elif self.next_new <= self.last_asked:
                 seg = self.next_new
                 self.next_new += 1
                 if done[seg]:
@@ -509,10 +493,14 @@ class Transfer:
         expected = self.segment_size if seg < self.last else self.last_size
         if expected is not None and content_len != expected:
             return self._reject(seg, f"{content_len} bytes, {expected} expected")
-        os.pwrite(self.fd, view[content_start:content_end], seg * self.segment_size)
-        self._stored(seg, content_len, view[content_start:content_end])
+        self._write(seg, view[content_start:content_end])
+        self._stored(seg, content_len)
 
-    def _stored(self, seg: int, size: int, content: memoryview) -> None:
+    def _write(self, seg: int, content: memoryview) -> None:
+        """Store one verified segment (in place in the file; a subclass may stream it)."""
+        os.pwrite(self.fd, content, seg * self.segment_size)
+
+    def _stored(self, seg: int, size: int) -> None:
         now = time.monotonic()
         self.last_data = now
         sent = self.inflight.pop(seg, None)
@@ -524,20 +512,6 @@ class Transfer:
         self.received_bytes += size
         if seg == self.last:
             self.last_size = size
-        if seg == self.hashed:
-            self.hasher.update(content)
-            self.hashed += 1
-            self._advance_hash()
-
-    def _advance_hash(self) -> None:
-        """Extend the running digest over segments already on disk (out of order or resumed)."""
-        done = self.state.done
-        while self.hashed <= self.last and done[self.hashed]:
-            size = self.segment_size if self.hashed < self.last else self.last_size
-            if size is None:
-                return
-            self.hasher.update(os.pread(self.fd, size, self.hashed * self.segment_size))
-            self.hashed += 1
 
     def _reject(self, seg: int, why: str) -> None:
         """A bad segment: count it and ask again, bypassing caches still holding it."""
@@ -565,7 +539,7 @@ class Transfer:
             return
         reason = frame.nack_reason or 0
         if reason == 150 and self.received_bytes == 0 and self.retries.get(seg, 0) >= 2:
-            raise NotFoundError(
+            raise NoProducerError(
                 f"{ndnname.value_to_uri(self.target.versioned)}: no route (Nack NoRoute)"
             )
         if reason == 50:
@@ -576,49 +550,55 @@ class Transfer:
 # --- one file, end to end ----------------------------------------------------------------------
 
 
-def output_path(components: list[bytes], target: Target, out_dir: str) -> str:
-    """``DIR/<last generic component>``: the file name the name ends with."""
-    for comp in reversed(components):
-        if tlv.component_type(comp) == tlv.GENERIC:
-            leaf = os.fsdecode(tlv.component_value(comp))
-            try:
-                return os.path.join(out_dir, safe_relative_path([leaf]))
-            except UnsafePathError:
-                break
-    raise FetchError("the name has no component usable as a file name")
+class PythonTransport:
+    """The ``python`` transport of the fetch engine (see :mod:`ndnsci.transports`)."""
+
+    name = "python"
+
+    def check(self, options: FetchOptions) -> None:
+        Face(options.forwarder).close()
+
+    def receive(self, job: Job) -> Received:
+        def progress(done: int, total: int) -> None:
+            if job.stop.is_set():
+                raise Cancelled
+            job.progress(done, total)
+
+        return receive(
+            job.name, job.part, job.state, resume=job.resume, opts=job.options, progress=progress
+        )
 
 
-def fetch(
+def receive(
     uri: str,
-    out_dir: str = ".",
+    part: str,
+    state: str,
+    *,
+    resume: bool = False,
     opts: FetchOptions | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressFn | None = None,
     face: Face | None = None,
-) -> FetchResult:
-    """Fetch the file named ``uri`` into ``out_dir``; returns what happened.
+) -> Received:
+    """Write the file named ``uri`` into ``part`` (its bitmap in ``state``); see
+    :meth:`ndnsci.transports.Transport.receive`.
 
     Raises NotFoundError, IntegrityError, FetchTimeout (all FetchError) or TransportError.
-    Example::
-
-        result = fetch("/ndnsci/demo/file.nc", out_dir="data")
-        print(result.path, result.mbps)
     """
     opts = opts or FetchOptions()
     components = ndnname.from_uri(uri)
     own_face = face is None
-    face = face or Face(opts.transport)
+    face = face or Face(opts.forwarder)
     try:
-        started = time.monotonic()
         target = discover(face, components, opts)
         if target.is_listing:
             raise FetchError(f"{uri} is a directory: fetch the files it lists (ndnsci fetch --ls)")
-        path = output_path(components, target, out_dir)
-        result = FetchResult(name=uri, path=path, size=0, seconds=0.0, segments=0)
-        result.signer = target.signer
+        received = Received(size=0, published_sha256=None, signer=target.signer)
         # a forwarder restart replaces the face: keep the live one
-        face = _transfer_file(face, target, path, opts=opts, result=result, progress=progress)
-        result.seconds = time.monotonic() - started
-        return result
+        face = _transfer_file(
+            face, target, part=part, state_path=state, resume=resume, opts=opts,
+            received=received, progress=progress,
+        )  # fmt: skip
+        return received
     finally:
         if own_face:
             face.close()
@@ -627,62 +607,53 @@ def fetch(
 def _transfer_file(
     face: Face,
     target: Target,
-    path: str,
     *,
+    part: str,
+    state_path: str,
+    resume: bool,
     opts: FetchOptions,
-    result: FetchResult,
+    received: Received,
     progress: ProgressFn | None,
 ) -> Face:
-    """Fetch ``target`` into ``path``; returns the face in use (new if the forwarder restarted)."""
-    part = path + ".part"
-    state = _State(part + ".state", target, opts.resume and os.path.exists(part))
-    result.resumed_segments = sum(state.done)
-    flags = os.O_RDWR | os.O_CREAT | (0 if result.resumed_segments else os.O_TRUNC)
-    fd = os.open(part, flags | os.O_CLOEXEC, 0o644)
+    """Fetch ``target`` into ``part``; returns the face in use (new if the forwarder restarted)."""
+    state = _State(state_path, target, resume)
+    received.resumed_segments = sum(state.done)
+    fd = os.open(part, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     transfer: Transfer | None = None
     try:
         transfer = Transfer(
-            face, target, fd=fd, state=state, opts=opts, result=result, progress=progress
+            face, target, fd=fd, state=state, opts=opts, result=received, progress=progress
         )
         transfer.run()
         face = transfer.face
         assert transfer.last_size is not None and target.segment_size is not None
         size = transfer.last * target.segment_size + transfer.last_size
         os.ftruncate(fd, size)
-        transfer._advance_hash()
-        digest = transfer.hasher.digest()
-        result.size, result.segments = size, transfer.last + 1
-        _check_checksum(face, target, digest, opts, result)
+        received.size, received.segments = size, transfer.last + 1
+        received.published_sha256 = _published_checksum(face, target, opts, received)
     except BaseException:
-        state.flush()  # what arrived stays usable by --resume
+        with contextlib.suppress(OSError):  # a full disk: the error that matters is raised
+            state.flush()  # what arrived stays usable by a resumed job
         if transfer is not None and transfer.face is not face:
             transfer.face.close()
         raise
     finally:
         os.close(fd)
-    os.replace(part, path)
-    state.remove()
     return face
 
 
-def _check_checksum(
-    face: Face, target: Target, digest: bytes, opts: FetchOptions, result: FetchResult
-) -> None:
-    result.sha256 = digest.hex()
+def _published_checksum(
+    face: Face, target: Target, opts: FetchOptions, received: Received
+) -> str | None:
     expected = target.sha256
     if expected is None and target.sha256_pending:
         expected = _await_checksum(face, target, opts)
     if expected is None:
-        result.checksum = "unavailable"
-        result.warnings.append(
+        received.warnings.append(
             "the producer publishes no whole-file SHA-256: only segment digests were checked"
         )
-        return
-    if expected != digest:
-        raise IntegrityError(
-            f"{result.name}: SHA-256 {digest.hex()} does not match the published "
-            f"{expected.hex()}; the .part file is kept"
-        )
+        return None
+    return expected.hex()
 
 
 def _await_checksum(face: Face, target: Target, opts: FetchOptions) -> bytes | None:
@@ -711,15 +682,18 @@ def list_directory(
     if not components or components[-1] != rdr.LS:
         components.append(rdr.LS)
     own_face = face is None
-    face = face or Face(opts.transport)
+    face = face or Face(opts.forwarder)
     try:
         target = discover(face, components, opts)
         if not target.is_listing:
             raise FetchError(f"{uri} is not a directory")
         with tempfile.TemporaryDirectory(prefix="ndnsci-ls-") as tmp:
             path = os.path.join(tmp, "listing")
-            result = FetchResult(name=uri, path=path, size=0, seconds=0.0, segments=0)
-            face = _transfer_file(face, target, path, opts=opts, result=result, progress=None)
+            received = Received(size=0, published_sha256=None, signer=target.signer)
+            face = _transfer_file(
+                face, target, part=path, state_path=path + ".state", resume=False, opts=opts,
+                received=received, progress=None,
+            )  # fmt: skip
             with open(path, "rb") as f:
                 payload = f.read()
     finally:

@@ -6,9 +6,13 @@ at once (memory, then the sidecar cache on disk); an unknown one is queued for a
 thread (hashlib releases the GIL, so it runs on another core) and the metadata says "pending"
 (``SHA256_PENDING``). The consumer asks the metadata again after the last segment.
 
+A file version is keyed by its real path, size, mtime and inode change time (ctime): a file
+rewritten in place with its mtime put back still gets a new ctime (no user can set it), so it
+is hashed again and never announced with its old digest.
+
 The on-disk cache lives in ``$NDNSCI_CACHE_DIR`` (else ``$XDG_CACHE_HOME/ndnsci``, else
-``~/.cache/ndnsci``) under ``sha256/``, one small file per (real path, size, mtime), so a
-restarted producer does not hash again and the served tree is never written to.
+``~/.cache/ndnsci``) under ``sha256/``, one small file per file version, so a restarted
+producer does not hash again and the served tree is never written to.
 """
 
 from __future__ import annotations
@@ -23,6 +27,13 @@ from pathlib import Path
 from ndnsci._settings import settings
 
 log = logging.getLogger(__name__)
+
+# (real path, size, mtime ns, ctime ns): one version of a file's content
+FileKey = tuple[bytes, int, int, int]
+
+
+def file_key(path: bytes, st: os.stat_result) -> FileKey:
+    return (path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def cache_dir() -> Path:
@@ -39,16 +50,15 @@ class HashCache:
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = (directory or cache_dir()) / "sha256"
-        self._known: dict[tuple[bytes, int, int], bytes] = {}
-        self._queued: set[tuple[bytes, int, int]] = set()
+        self._known: dict[FileKey, bytes] = {}
+        self._queued: set[FileKey] = set()
         self._lock = threading.Lock()
-        self._queue: queue.SimpleQueue[tuple[bytes, int, int]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[FileKey] = queue.SimpleQueue()
         self._worker = threading.Thread(target=self._work, name="sha256", daemon=True)
         self._worker.start()
 
-    def lookup(self, path: bytes, size: int, mtime_ns: int) -> bytes | None:
+    def lookup(self, key: FileKey) -> bytes | None:
         """The digest if known; otherwise None, and the computation is queued."""
-        key = (path, size, mtime_ns)
         with self._lock:
             if key in self._known:
                 return self._known[key]
@@ -62,37 +72,25 @@ class HashCache:
                 self._queue.put(key)
         return None
 
-    def compute(self, path: bytes, size: int, mtime_ns: int) -> bytes | None:
+    def compute(self, key: FileKey) -> bytes | None:
         """Hash now, in the caller's thread (for small files: cheaper than a "pending" round)."""
-        key = (path, size, mtime_ns)
         try:
             digest = self._compute(key)
         except OSError as exc:
-            log.warning("cannot hash %r: %s", path, exc)
+            log.warning("cannot hash %r: %s", key[0], exc)
             return None
         if digest is not None:
             with self._lock:
                 self._known[key] = digest
         return digest
 
-    def wait(self, path: bytes, size: int, mtime_ns: int, timeout: float) -> bytes | None:
-        """Block until the digest is known (used by tests and ``serve --hash-first``)."""
-        import time
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            digest = self.lookup(path, size, mtime_ns)
-            if digest is not None:
-                return digest
-            time.sleep(0.02)
-        return None
-
-    def _disk_path(self, key: tuple[bytes, int, int]) -> Path:
-        path, size, mtime_ns = key
-        ident = hashlib.sha256(path + b"\0" + f"{size}\0{mtime_ns}".encode()).hexdigest()
+    def _disk_path(self, key: FileKey) -> Path:
+        path, size, mtime_ns, ctime_ns = key
+        stamp = f"{size}\0{mtime_ns}\0{ctime_ns}".encode()
+        ident = hashlib.sha256(path + b"\0" + stamp).hexdigest()
         return self.directory / ident[:2] / ident[2:40]
 
-    def _read_disk(self, key: tuple[bytes, int, int]) -> bytes | None:
+    def _read_disk(self, key: FileKey) -> bytes | None:
         try:
             text = self._disk_path(key).read_text().strip()
             return bytes.fromhex(text) if len(text) == 64 else None
@@ -112,11 +110,10 @@ class HashCache:
                 if digest is not None:
                     self._known[key] = digest
 
-    def _compute(self, key: tuple[bytes, int, int]) -> bytes | None:
-        path, size, mtime_ns = key
+    def _compute(self, key: FileKey) -> bytes | None:
+        path = key[0]
         digest = sha256_file(path)
-        st = os.stat(path)
-        if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
+        if file_key(path, os.stat(path)) != key:
             return None  # changed while hashing: the next metadata request queues it again
         target = self._disk_path(key)
         try:

@@ -10,8 +10,9 @@ Requests:
 
 - ``<file>/32=metadata`` (CanBePrefix) -> RDR metadata, signed by the publisher key.
 - ``<dir>/32=metadata`` or ``<dir>/32=ls/32=metadata`` -> metadata of the directory listing.
-- ``<file>/v=<mtime ns>/seg=<n>`` -> segment ``n`` read with ``os.pread``, DigestSha256.
-- ``<dir>/32=ls/v=<mtime ns>/seg=<n>`` -> listing segment.
+- ``<file>/v=<version>/seg=<n>`` -> segment ``n`` read with ``os.pread``, DigestSha256; the
+  version is the file's inode change time in ns (:func:`version_of`).
+- ``<dir>/32=ls/v=<version>/seg=<n>`` -> listing segment.
 - ``<prefix>/32=key/<key id>`` -> the publisher's raw Ed25519 public key.
 
 The segment path is the hot loop: a dict maps the versioned name bytes straight to an open
@@ -32,7 +33,7 @@ from typing import Any
 
 from ndnsci.errors import TransportError
 from ndnsci.ndn import control, rdr, tlv
-from ndnsci.ndn.filehash import HashCache
+from ndnsci.ndn.filehash import FileKey, HashCache, file_key
 from ndnsci.ndn.keys import PublisherKey
 from ndnsci.ndn.transport import Face
 from ndnsci.translators.names import UnsafePathError, safe_relative_path
@@ -54,6 +55,16 @@ NAME_RESERVE = 64  # bytes of file path the segment size must leave room for in 
 INLINE_HASH_MAX = 1 << 20  # files up to this size are hashed when their metadata is asked
 
 
+def version_of(st: os.stat_result) -> int:
+    """The version a file (or directory) is served under: its inode change time in ns.
+
+    Any change to the content moves it (a write sets it, and so does putting the mtime back),
+    so a changed file never reuses a version whose segments caches may still hold; an
+    unchanged file keeps its version across producer restarts.
+    """
+    return st.st_ctime_ns
+
+
 def max_segment_size(name_value_len: int) -> int:
     """The largest content that keeps a segment Data within the 8800-byte packet limit."""
     # name + seg component (<= 10) + MetaInfo (<= 3+3+4+12) + Content TL (4) + signature (5+34)
@@ -71,7 +82,7 @@ class _Object:
     fd: int | None
     payload: bytes | None  # directory listings are served from memory
     size: int
-    mtime_ns: int
+    key: FileKey  # the content version, for the checksum cache
     segment_size: int
     last_segment: int
     meta: bytes  # the MetaInfo TLV every segment carries
@@ -306,14 +317,14 @@ class Producer:
         listing = listing or stat.S_ISDIR(st.st_mode)
         if listing and not stat.S_ISDIR(st.st_mode):
             raise NotServed("32=ls of a file")
-        obj = self._object(path_comps, listing, st.st_mtime_ns)
+        obj = self._object(path_comps, listing, version_of(st))
         digest = None
         if not listing:
-            digest = self.hashes.lookup(obj.path, obj.size, obj.mtime_ns)
+            digest = self.hashes.lookup(obj.key)
             if digest is None and obj.size <= INLINE_HASH_MAX:
                 # a millisecond here saves the consumer a "pending" round trip and its wait:
                 # what makes a bulk download of thousands of small files fast
-                digest = self.hashes.compute(obj.path, obj.size, obj.mtime_ns)
+                digest = self.hashes.compute(obj.key)
         metadata = rdr.Metadata(
             versioned_name=obj.versioned,
             final_block_id=tlv.segment(obj.last_segment),
@@ -378,9 +389,9 @@ class Producer:
         if obj is not None and time.monotonic() - obj.checked <= RECHECK_SECONDS:
             return obj
         path, st = self.resolve(path_comps)
-        if st.st_mtime_ns != version:
+        if version_of(st) != version:
             self._forget(versioned)
-            raise NotServed(f"version {version} is gone (now v={st.st_mtime_ns})")
+            raise NotServed(f"version {version} is gone (now v={version_of(st)})")
         if obj is not None and (obj.size, obj.path) == (st.st_size, path):
             obj.checked = time.monotonic()
             self.objects.move_to_end(versioned)
@@ -415,7 +426,7 @@ class Producer:
             fd,
             payload,
             size,
-            st.st_mtime_ns,
+            file_key(path, st),
             self.segment_size,
             last,
             meta,
@@ -512,7 +523,8 @@ class MappedProducer(Producer):
             return real, st
         if key in table.dirs and key:
             fields = (stat.S_IFDIR | 0o555, 0, 0, 1, 0, 0, 0, 0, table.version // 10**9, 0)
-            return _VIRTUAL + b"".join(key), os.stat_result(fields, {"st_mtime_ns": table.version})
+            times = {"st_mtime_ns": table.version, "st_ctime_ns": table.version}
+            return _VIRTUAL + b"".join(key), os.stat_result(fields, times)
         raise NotServed("not found")
 
     def _list(self, directory: bytes) -> list[tuple[bytes, bool]]:

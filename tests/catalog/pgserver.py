@@ -10,10 +10,11 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
+
+from ndnsci._stack import free_port
 
 INSTALL_HINT = "install it with deploy/postgres/install.sh (make setup runs it)"
 
@@ -33,12 +34,6 @@ def find_bindir() -> Path:
     if initdb:
         return Path(initdb).parent
     raise PostgresNotInstalled(f"PostgreSQL server binaries (initdb) not found: {INSTALL_HINT}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class PostgresServer:

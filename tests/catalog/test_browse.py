@@ -104,12 +104,19 @@ def test_intake_esm_export(client, published):
     assert spec["esmcat_version"] == "0.1.0"
     assert spec["assets"]["column_name"] == "name"
     assert spec["aggregation_control"]["variable_column_name"] == "variable"
-    assert spec["catalog_file"].endswith("/api/v1/export/intake-esm.csv?scheme=cmip5")
+    assert spec["catalog_file"].endswith("/api/v1/export/intake-esm/cmip5.csv")
+    assert (
+        client.get("/export/intake-esm/cmip5.csv").text
+        == client.get("/export/intake-esm.csv", params={"scheme": "cmip5"}).text
+    )
     response = client.get("/export/intake-esm.csv", params={"scheme": "cmip5"})
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert len(rows) == 60
     assert {c["column_name"] for c in spec["attributes"]} == set(rows[0])
     assert rows[0]["model"] and rows[0]["name"].startswith("/CMIP5/")
+    assert rows[0]["url"] == f"http://catalog/data{rows[0]['name']}#mode=bytes"
+    over_http = client.get("/export/intake-esm", params={"scheme": "cmip5", "assets": "url"})
+    assert over_http.json()["assets"] == {"column_name": "url", "format": "opendap"}
 
 
 def test_export_aggregation_comes_from_the_scheme_translator(client, published, monkeypatch):
@@ -145,5 +152,6 @@ def test_openapi_has_stable_operation_ids(client):
     assert ids == {
         "search", "autocomplete", "browse_tree", "get_file", "retract_file", "create_manifest",
         "publish_records", "list_changes", "export_intake_esm", "export_intake_esm_csv",
-        "health", "stats",
+        "health", "stats", "esgf_search", "esgf_wget", "export_intake_esm_scheme_csv",
+        "list_sites", "get_change_batch", "list_conflicts",
     }  # fmt: skip

@@ -12,7 +12,6 @@ import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,9 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy.orm import Session
+from support import CLI
 
+from ndnsci._stack import free_port
 from ndnsci.catalog.config import Settings
 from ndnsci.catalog.database import make_engine
 from ndnsci.catalog.main import create_app
@@ -36,7 +37,6 @@ from .conftest import Client
 from .corpus import CORPORA
 
 TREE = Path(__file__).parents[1] / "data" / "netcdf" / "cmip5"
-NDNSCI = Path(sys.executable).with_name("ndnsci")
 
 # counted by hand: find tests/data/netcdf/cmip5 -path '<pattern>' -name '*.nc' | wc -l
 HAND_COUNTS = [
@@ -212,7 +212,7 @@ def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db
         for i in range(150_000):
             f.write(json.dumps({**template, "name": f"/CMIP5/bulk/{i // 100}/{i}.nc"}) + "\n")
     process = subprocess.Popen(
-        [str(NDNSCI), "publish", "--records", str(records), "--db", fresh_db_url],
+        [*CLI, "publish", "--records", str(records), "--db", fresh_db_url],
         stderr=subprocess.DEVNULL,
     )
     engine = make_engine(fresh_db_url)
@@ -284,11 +284,9 @@ def test_records_published_through_a_catalog_server(fresh_db_url, capsys, tmp_pa
         + "\nnot json\n"
         + _translations(1)[0]
     )
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
-        [str(NDNSCI), "catalog", "serve", "--db", fresh_db_url, "--port", str(port)],
+        [*CLI, "catalog", "serve", "--db", fresh_db_url, "--port", str(port)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

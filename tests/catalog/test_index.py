@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
+from support import run_cli
 
 from ndnsci.catalog import facetindex
 from ndnsci.catalog.config import Settings
@@ -34,7 +32,6 @@ from .conftest import Client, ndjson
 from .corpus import all_records, cmip5_records, expected
 
 RECORDS = all_records()
-NDNSCI = Path(sys.executable).with_name("ndnsci")
 
 
 @pytest.fixture
@@ -172,12 +169,8 @@ def test_another_process_publishes_and_the_server_sees_it(server, fresh_db_url, 
     assert found(server)[0] == 0
     lines = tmp_path / "records.jsonl"
     lines.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
-    subprocess.run(
-        [str(NDNSCI), "publish", "--records", str(lines), "--db", fresh_db_url],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    out = run_cli("publish", "--records", str(lines), "--db", fresh_db_url)
+    assert out.returncode == 0, out.stderr
     total, names, _facets = found(server, experiment="historical")
     assert names == expected(RECORDS, experiment="historical") and total == len(names)
 

@@ -24,7 +24,8 @@ def test_republishing_the_same_records_changes_nothing(client, publish, session)
     again = publish(list(cmip5_records()))
     assert first["inserted"] == len(cmip5_records())
     assert again == {"inserted": 0, "replaced": 0, "unchanged": len(cmip5_records()),
-                     "last_seq": first["last_seq"], "collisions": []}  # fmt: skip
+                     "last_seq": first["last_seq"], "collisions": [], "conflicts": 0,
+                     "conflicting": []}  # fmt: skip
     assert consistency.check(session) == len(cmip5_records())
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from ndn_support import free_port
+from support import free_port
 
 from ndnsci._client import AsyncCatalog, Catalog
 from ndnsci._publish import PublishLimits, PublishReport
@@ -237,6 +237,63 @@ def test_a_name_collision_keeps_the_first_file_and_reports_both(
     assert record.metadata["global_attributes"]["tracking_id"] == "another-file"
     assert len(record.history) == 1
     assert files_in(fresh_db_url) == 1
+
+
+def held_by_another_site(db_url: str, names: list[str]) -> None:
+    """The catalog is site 'here' of a federation; site 'there' published ``names``."""
+    from ndnsci.catalog import sites
+    from ndnsci.catalog.database import make_sessionmaker
+
+    engine = make_engine(db_url)
+    with make_sessionmaker(engine)() as session:
+        sites.init_local(session, "here", "/here", "1" * 64)
+        sites.trust(session, "there", "/there", "2" * 64)
+        record = {"scheme": "cmip5", "size": 1, "facets": {"model": "M"}}
+        changes = [{"op": "publish", "name": n, "record": {**record, "name": n}} for n in names]
+        assert sites.apply_batch(session, "there", 5, 1, changes).published == len(names)
+        session.commit()
+    engine.dispose()
+
+
+def test_names_another_site_holds_are_reported_by_line_never_published(
+    server, token, fresh_db_url, tmp_path, capsys
+):
+    """Site 'there' holds the names of lines 3 and 7: the SDK lists them with their lines and
+    sources; the command line quarantines them, over HTTP and into the database alike."""
+    records = lines(10)
+    held = [json.loads(records[i - 1])["name"] for i in (3, 7)]
+    held_by_another_site(fresh_db_url, held)
+    with Catalog(server.url, token=token) as catalog:
+        report = catalog.publish(iter(records))
+    assert [(c.line, c.source, c.name, c.held_by) for c in report.conflicts] == [
+        (3, "/archive/tas_3.nc", held[0], "there"),
+        (7, "/archive/tas_7.nc", held[1], "there"),
+    ]
+    assert (report.inserted, report.refused, report.ok) == (8, [], False)
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"".join(records))
+    for target in (["--catalog", server.url, "--token", token], ["--db", fresh_db_url]):
+        assert main(["publish", "--records", str(path), *target]) == 1
+        err = capsys.readouterr().err
+        assert err.count("held by site 'there'") == 2, err
+        assert "8 published, 0 unchanged (skipped), 2 quarantined" in err
+    for name in held:  # still 'there's record
+        assert httpx.get(f"{server.url}/api/v1/files{name}").json()["site"] == "there"
+
+
+def test_a_file_whose_name_another_site_holds_is_quarantined_every_run(
+    fresh_db_url, tmp_path, state_home, capsys
+):
+    """Files into a database: the held one is reported, and not remembered as published."""
+    from ndnsci._describe import Record, describe_all, found
+
+    named = [d for d in describe_all(found([str(DATA)]), checksum=False) if isinstance(d, Record)]
+    held_by_another_site(fresh_db_url, [named[0].name])
+    for _ in range(2):
+        assert main(["publish", str(DATA), "--db", fresh_db_url, "--jobs", "1"]) == 1
+        err = capsys.readouterr().err
+        assert f"QUARANTINE {named[0].path}" in err and "held by site 'there'" in err
+    assert f"{len(named) - 1} unchanged (skipped), 1 quarantined" in err
 
 
 def test_scan_reports_the_collision_with_both_paths(tmp_path, capsys):

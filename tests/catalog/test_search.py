@@ -123,8 +123,9 @@ def test_result_shape(client, published):
     (result,) = body["results"]
     assert set(result) == {
         "name", "filename", "original", "scheme", "size", "sha256", "facets", "time_start",
-        "time_end",
+        "time_end", "site",
     }  # fmt: skip
+    assert result["site"] is None  # a catalog without a site name (docs/federation.md)
     assert result["time_start"] and result["time_start"] <= result["time_end"]
     assert result["original"] == result["filename"]  # published without an input: not known
 

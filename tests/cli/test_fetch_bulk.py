@@ -4,42 +4,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 
-from ndn_support import free_port
+from support import CLI, run_cli
 
 import ndnsci
-
-
-def ndnsci_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ndnsci", *args],
-        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+from ndnsci._stack import free_port
 
 
 def test_query_then_rerun_skips(stack, tmp_path):
-    out = ndnsci_cli("fetch", "--query", "model=HadCM3 variable=tas", "-o", str(tmp_path))
+    out = run_cli("fetch", "--query", "model=HadCM3 variable=tas", "-o", str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert "3 fetched" in out.stderr and "0 failed" in out.stderr
     found = ndnsci.Catalog(stack.catalog_url).search(model="HadCM3", variable="tas")
     for f in found:
         assert hashlib.sha256((tmp_path / f.path).read_bytes()).hexdigest() == f.sha256
-    again = ndnsci_cli("fetch", "--query", "model=HadCM3 variable=tas", "-o", str(tmp_path))
+    again = run_cli("fetch", "--query", "model=HadCM3 variable=tas", "-o", str(tmp_path))
     assert again.returncode == 0 and "3 already complete" in again.stderr
 
 
 def test_manifest_with_a_bad_line_reports_it_and_fetches_the_rest(stack, tmp_path):
-    search = ndnsci_cli("search", "model=CanESM2", "variable=tos", "--json")
+    search = run_cli("search", "model=CanESM2", "variable=tos", "--json")
     lines = search.stdout.splitlines()
     manifest = tmp_path / "m.jsonl"
     manifest.write_text("\n".join([lines[0], "garbage", *lines[1:], '{"nom": 1}']) + "\n")
     report = tmp_path / "report.jsonl"
-    out = ndnsci_cli(
+    out = run_cli(
         "fetch", "--manifest", str(manifest), "-o", str(tmp_path / "o"), "--layout", "flat",
         "--report", str(report),
     )  # fmt: skip
@@ -52,19 +44,19 @@ def test_manifest_with_a_bad_line_reports_it_and_fetches_the_rest(stack, tmp_pat
 
 
 def test_usage_and_catalog_errors_are_clear(stack, tmp_path):
-    both = ndnsci_cli("fetch", "/a/b", "--query", "model=x")
+    both = run_cli("fetch", "/a/b", "--query", "model=x")
     assert both.returncode == 2 and "one of them" in both.stderr
-    down = ndnsci_cli(
+    down = run_cli(
         "fetch", "--query", "model=HadCM3", "--catalog", f"http://127.0.0.1:{free_port()}"
     )
     assert down.returncode == 2 and "no catalog answers" in down.stderr
-    unknown = ndnsci_cli("fetch", "--query", "modle=HadCM3", "-o", str(tmp_path))
+    unknown = run_cli("fetch", "--query", "modle=HadCM3", "-o", str(tmp_path))
     assert unknown.returncode == 2 and "valid facets" in unknown.stderr
-    nothing = ndnsci_cli("fetch", "--query", "model=Nope", "-o", str(tmp_path))
+    nothing = run_cli("fetch", "--query", "model=Nope", "-o", str(tmp_path))
     assert nothing.returncode == 1 and "nothing to fetch" in nothing.stderr
-    missing = ndnsci_cli("fetch", "--manifest", str(tmp_path / "none.jsonl"))
+    missing = run_cli("fetch", "--manifest", str(tmp_path / "none.jsonl"))
     assert missing.returncode == 2 and "cannot read the manifest" in missing.stderr
-    no_forwarder = ndnsci_cli(
+    no_forwarder = run_cli(
         "fetch", "--query", "model=HadCM3", "-o", str(tmp_path),
         env={"NDN_CLIENT_TRANSPORT": f"unix://{tmp_path}/no.sock"},
     )  # fmt: skip
@@ -74,7 +66,7 @@ def test_usage_and_catalog_errors_are_clear(stack, tmp_path):
 
 
 def test_ctrl_c_stops_cleanly_and_a_rerun_continues(stack, tmp_path):
-    args = [sys.executable, "-m", "ndnsci", "fetch", "--query", "scheme=cms", "-o", str(tmp_path)]
+    args = [*CLI, "fetch", "--query", "scheme=cms", "-o", str(tmp_path)]
     slow = ["--window", "1", "--cc", "fixed", "--parallel", "1"]
     proc = subprocess.Popen([*args, *slow], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30

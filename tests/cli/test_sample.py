@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import netCDF4
+from support import run_cli
 
 import ndnsci
 
 
 def test_sample_archive_names_and_contents(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "ndnsci", "sample", str(tmp_path), "--big-mib", "0"],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+    out = run_cli("sample", str(tmp_path), "--big-mib", "0")
+    assert out.returncode == 0, out.stderr
     paths = out.stdout.split()
     assert len(paths) == 37 and "33 CMIP5 and 4 CMS files" in out.stderr
     names = [ndnsci.translate(p) for p in paths]

@@ -5,19 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
-import sys
 
-from ndn_support import free_port
+from support import run_cli
+
+from ndnsci._stack import free_port
 
 
 def ndnsci(*args: str, catalog: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **({"NDNSCI_CATALOG": catalog} if catalog else {})}
-    return subprocess.run(
-        [sys.executable, "-m", "ndnsci", *args],
-        capture_output=True, text=True, timeout=60, check=False, env=env,
-    )  # fmt: skip
+    return run_cli(*args, env={"NDNSCI_CATALOG": catalog} if catalog else None)
 
 
 def test_facets_select_files(stack):

@@ -2,10 +2,10 @@
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import CLI, run_cli
 
 from ndnsci.cli import main
 
@@ -17,7 +17,6 @@ CMS_LFN = (
     "F65F4AFE-14AC-DF11-B3BE-00215E21F32E.root"
 )
 DATA = Path(__file__).parents[1] / "data"
-NDNSCI = Path(sys.executable).with_name("ndnsci")
 
 
 def _json_lines(text):
@@ -101,14 +100,7 @@ def test_a_directory_is_walked(capsys):
 
 def test_stdin_streams_and_keeps_order(tmp_path):
     lines = [CMIP5_FILE, "", "junk", CMS_LFN] * 5000
-    proc = subprocess.run(
-        [str(NDNSCI), "translate", "--stdin", "--json"],
-        input="\n".join(lines) + "\n",
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_cli("translate", "--stdin", "--json", input="\n".join(lines) + "\n")
     records = _json_lines(proc.stdout)
     assert [r["input"] for r in records] == [line for line in lines if line]
     assert proc.returncode == 1
@@ -117,7 +109,7 @@ def test_stdin_streams_and_keeps_order(tmp_path):
 def test_stdin_answers_each_line_before_the_input_ends():
     # a caller may write one name, wait for its answer, then write the next
     proc = subprocess.Popen(
-        [str(NDNSCI), "translate", "--json"],
+        [*CLI, "translate", "--json"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -136,13 +128,7 @@ def test_stdin_answers_each_line_before_the_input_ends():
     "raw", [b"\xff\xfe/store/x\x00.root\n", b"\r\n\r\n", b"a" * 100000 + b"\n"]
 )
 def test_hostile_input_bytes_never_crash(raw):
-    proc = subprocess.run(
-        [str(NDNSCI), "translate", "--stdin", "--json"],
-        input=raw,
-        check=False,
-        capture_output=True,
-        timeout=60,
-    )
+    proc = run_cli("translate", "--stdin", "--json", input=raw)
     assert proc.returncode in (0, 1), proc.stderr
     assert b"Traceback" not in proc.stderr
     for line in proc.stdout.splitlines():

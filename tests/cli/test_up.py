@@ -7,18 +7,18 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
-from ndn_support import free_port
+from support import CLI
 
+from ndnsci._stack import free_port
 from ndnsci.ndn import forwarder
 
 
 def up(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ndnsci", "up", "--private-forwarder", *args]
+    return [*CLI, "up", "--private-forwarder", *args]
 
 
 def closed(port: int) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ndn_support import Forwarder, Serve
+from support import Forwarder, Serve
 
 _counter = iter(range(1_000_000))
 

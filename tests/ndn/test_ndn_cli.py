@@ -5,24 +5,15 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
+import tempfile
+from pathlib import Path
 
 import pytest
-from ndn_support import free_port
+from support import run_cli as ndnsci
 
+from ndnsci._stack import free_port
 from ndnsci.errors import PublisherKeyError
 from ndnsci.ndn import forwarder, keys
-
-
-def ndnsci(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ndnsci", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def test_forwarder_start_status_stop(ndnd_binary, session_dir):
@@ -56,10 +47,15 @@ def test_socket_defaults_follow_ndn_client_transport(monkeypatch, tmp_path):
     monkeypatch.setenv("NDN_CLIENT_TRANSPORT", f"unix://{tmp_path}/x.sock")
     assert forwarder.socket_path() == tmp_path / "x.sock"
     monkeypatch.delenv("NDN_CLIENT_TRANSPORT")
-    monkeypatch.delenv("NDNSCI_FW_SOCK", raising=False)
-    assert str(forwarder.socket_path()).endswith("ndnsci/nfd.sock") or "ndnsci-" in str(
-        forwarder.socket_path()
-    )
+    monkeypatch.setenv("NDNSCI_FW_SOCK", str(tmp_path / "fw.sock"))
+    assert forwarder.socket_path() == tmp_path / "fw.sock"
+    monkeypatch.delenv("NDNSCI_FW_SOCK")
+    (tmp_path / "run").mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    assert forwarder.socket_path() == tmp_path / "run" / "ndnsci" / "nfd.sock"
+    monkeypatch.delenv("XDG_RUNTIME_DIR")  # no runtime directory: a private one in /tmp
+    expected = Path(tempfile.gettempdir()) / f"ndnsci-{os.getuid()}" / "nfd.sock"
+    assert forwarder.socket_path() == expected
 
 
 def test_config_rendering_matches_run_sh(tmp_path):

@@ -9,13 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
-from ndn_support import Forwarder, Serve
+from support import Serve
 
+from ndnsci._fetch import fetch_file
+from ndnsci._progress import NoProgress
 from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn import control, keys, rdr, tlv
-from ndnsci.ndn.consumer import FetchOptions, fetch
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
+from ndnsci.transports import FetchOptions
 
 SEG = 1000
 
@@ -130,7 +132,9 @@ def publisher(tmp_path, monkeypatch) -> keys.PublisherKey:
 def test_metadata_signed_by_the_publisher_key_is_accepted(fw, tmp_path, publisher):
     data = os.urandom(5 * SEG)
     with EvilProducer("/test/evil/signed", data, lambda seg, n: False, signer=publisher):
-        fetch("/test/evil/signed", str(tmp_path), FetchOptions(trust_key=publisher.key_id))
+        fetch_file(
+            "/test/evil/signed", str(tmp_path), options=FetchOptions(trust_key=publisher.key_id)
+        )
     assert (tmp_path / "signed").read_bytes() == data
 
 
@@ -143,7 +147,7 @@ def test_a_key_that_does_not_match_its_name_is_refused(fw, tmp_path, publisher):
         ),
         pytest.raises(IntegrityError, match="does not match its name"),
     ):
-        fetch("/test/evil/key", str(tmp_path))
+        fetch_file("/test/evil/key", str(tmp_path))
     assert not (tmp_path / "key").exists()
 
 
@@ -155,14 +159,14 @@ def test_a_forged_metadata_signature_is_refused(fw, tmp_path, publisher):
         ),
         pytest.raises(IntegrityError, match="bad Ed25519 signature"),
     ):
-        fetch("/test/evil/sig", str(tmp_path))
+        fetch_file("/test/evil/sig", str(tmp_path))
     assert not (tmp_path / "sig").exists()
 
 
 def test_tampered_segment_is_rejected_and_fetched_again(fw, tmp_path):
     data = os.urandom(50 * SEG + 17)
     with EvilProducer("/test/evil/once", data, lambda seg, n: seg in (3, 40) and n == 0):
-        result = fetch("/test/evil/once", str(tmp_path))
+        result = fetch_file("/test/evil/once", str(tmp_path))
     assert (tmp_path / "once").read_bytes() == data
     assert result.rejected == 2 and result.checksum == "verified"
 
@@ -171,7 +175,7 @@ def test_always_tampered_segment_fails_without_output(fw, tmp_path):
     data = os.urandom(20 * SEG)
     evil = EvilProducer("/test/evil/always", data, lambda seg, n: seg == 5)
     with evil, pytest.raises(FetchTimeout, match=r"segment 5: rejected \(digest mismatch\)"):
-        fetch("/test/evil/always", str(tmp_path), FetchOptions(max_retries=3))
+        fetch_file("/test/evil/always", str(tmp_path), options=FetchOptions(max_retries=3))
     assert not (tmp_path / "always").exists()
 
 
@@ -179,7 +183,7 @@ def test_wrong_file_checksum_is_refused_and_part_kept(fw, tmp_path):
     data = os.urandom(10 * SEG)
     evil = EvilProducer("/test/evil/sum", data, lambda s, n: False, advertised=b"\0" * 32)
     with evil, pytest.raises(IntegrityError, match="does not match the published"):
-        fetch("/test/evil/sum", str(tmp_path))
+        fetch_file("/test/evil/sum", str(tmp_path))
     assert not (tmp_path / "sum").exists() and (tmp_path / "sum.part").exists()
 
 
@@ -188,7 +192,7 @@ def _fetch_in_thread(uri: str, out: Path, opts: FetchOptions, on_progress):
 
     def run() -> None:
         try:
-            outcome["result"] = fetch(uri, str(out), opts, on_progress)
+            outcome["result"] = fetch_file(uri, str(out), options=opts, progress=on_progress)
         except Exception as exc:
             outcome["error"] = exc
 
@@ -201,13 +205,14 @@ def _kill_after(nbytes: int, action):
     fired = threading.Event()  # set once the action is complete
     begun: list[bool] = []
 
-    def progress(done: int, total: int) -> None:
-        if done >= nbytes and not begun:
-            begun.append(True)
-            action()
-            fired.set()
+    class Progress(NoProgress):
+        def update(self, name: str, done: int, total: int) -> None:
+            if done >= nbytes and not begun:
+                begun.append(True)
+                action()
+                fired.set()
 
-    return progress, fired
+    return Progress(), fired
 
 
 def test_producer_killed_and_restarted_mid_transfer(serve, tmp_path):
@@ -240,23 +245,22 @@ def test_resume_after_the_producer_died(serve, tmp_path):
     assert isinstance(outcome.get("error"), FetchTimeout)
     assert (tmp_path / "big.bin.part").exists() and (tmp_path / "big.bin.part.state").exists()
     serve.start()
-    result = fetch(uri, str(tmp_path), FetchOptions(resume=True))
+    result = fetch_file(uri, str(tmp_path), resume=True)
     assert result.resumed_segments > 0 and result.checksum == "verified"
     assert (tmp_path / "big.bin").read_bytes() == data
     assert not (tmp_path / "big.bin.part.state").exists()
 
 
-def test_forwarder_restarted_mid_transfer(ndnd_binary, fw, session_dir, tmp_path):
-    other = Forwarder(session_dir / "restart")
-    other.start()
+def test_forwarder_restarted_mid_transfer(make_forwarder, tmp_path):
+    other = make_forwarder("restart")
     root = tmp_path / "root"
     root.mkdir()
     data = os.urandom(40_000_000)
     (root / "big.bin").write_bytes(data)
-    producer = Serve(root, "/test/restart", transport=other.uri).start()
+    producer = Serve(root, "/test/restart", forwarder=other.uri).start()
     try:
         progress, stopped = _kill_after(1, other.stop)
-        opts = FetchOptions(window=16, cc="fixed", transport=other.uri)
+        opts = FetchOptions(window=16, cc="fixed", forwarder=other.uri)
         thread, outcome = _fetch_in_thread("/test/restart/big.bin", tmp_path, opts, progress)
         assert stopped.wait(30)
         other.start()
@@ -266,19 +270,17 @@ def test_forwarder_restarted_mid_transfer(ndnd_binary, fw, session_dir, tmp_path
         assert (tmp_path / "big.bin").read_bytes() == data
     finally:
         producer.stop()
-        other.stop()
 
 
-def test_forwarder_gone_fails_with_a_clear_error(ndnd_binary, fw, session_dir, tmp_path):
-    other = Forwarder(session_dir / "gone")
-    other.start()
+def test_forwarder_gone_fails_with_a_clear_error(make_forwarder, tmp_path):
+    other = make_forwarder("gone")
     root = tmp_path / "root"
     root.mkdir()
     (root / "big.bin").write_bytes(os.urandom(40_000_000))
-    producer = Serve(root, "/test/gone", transport=other.uri).start()
+    producer = Serve(root, "/test/gone", forwarder=other.uri).start()
     try:
         progress, _ = _kill_after(1, other.stop)
-        opts = FetchOptions(window=16, cc="fixed", transport=other.uri)
+        opts = FetchOptions(window=16, cc="fixed", forwarder=other.uri)
         started = time.monotonic()
         thread, outcome = _fetch_in_thread("/test/gone/big.bin", tmp_path, opts, progress)
         thread.join(30)
@@ -288,4 +290,3 @@ def test_forwarder_gone_fails_with_a_clear_error(ndnd_binary, fw, session_dir, t
         assert (tmp_path / "big.bin.part.state").exists()  # --resume can continue
     finally:
         producer.stop()
-        other.stop()

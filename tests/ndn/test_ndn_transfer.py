@@ -10,10 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from support import run_cli
 
+from ndnsci._fetch import fetch_file
 from ndnsci.errors import FetchError, IntegrityError, NotFoundError
 from ndnsci.ndn import keys
-from ndnsci.ndn.consumer import FetchOptions, fetch, list_directory
+from ndnsci.ndn.consumer import list_directory
+from ndnsci.transports import FetchOptions
 
 
 def write(path: Path, size: int) -> bytes:
@@ -27,7 +30,7 @@ def write(path: Path, size: int) -> bytes:
 def test_fetch_from_serve_is_identical_and_verified(serve, tmp_path, size):
     data = write(serve.root / "f.bin", size)
     serve.start()
-    result = fetch(f"{serve.prefix}/f.bin", str(tmp_path))
+    result = fetch_file(f"{serve.prefix}/f.bin", str(tmp_path))
     assert (tmp_path / "f.bin").read_bytes() == data
     assert result.sha256 == hashlib.sha256(data).hexdigest()
     assert result.checksum == "verified"
@@ -39,7 +42,7 @@ def test_fetch_from_serve_is_identical_and_verified(serve, tmp_path, size):
 def test_every_window_control_completes(serve, tmp_path, cc):
     data = write(serve.root / "f.bin", 400_000)
     serve.start()
-    fetch(f"{serve.prefix}/f.bin", str(tmp_path), FetchOptions(cc=cc, window=8))
+    fetch_file(f"{serve.prefix}/f.bin", str(tmp_path), options=FetchOptions(cc=cc, window=8))
     assert (tmp_path / "f.bin").read_bytes() == data
 
 
@@ -47,13 +50,17 @@ def test_nested_names_and_trust_pinning(serve, tmp_path):
     data = write(serve.root / "CMIP5" / "output1" / "tas.nc", 20_000)
     serve.start()
     key_id = keys.load().key_id
-    fetch(f"{serve.prefix}/CMIP5/output1/tas.nc", str(tmp_path), FetchOptions(trust_key=key_id))
+    fetch_file(
+        f"{serve.prefix}/CMIP5/output1/tas.nc",
+        str(tmp_path),
+        options=FetchOptions(trust_key=key_id),
+    )
     assert (tmp_path / "tas.nc").read_bytes() == data
     with pytest.raises(IntegrityError, match="not the trusted"):
-        fetch(
+        fetch_file(
             f"{serve.prefix}/CMIP5/output1/tas.nc",
             str(tmp_path / "x"),
-            FetchOptions(trust_key="00" * 8),
+            options=FetchOptions(trust_key="00" * 8),
         )
 
 
@@ -65,7 +72,7 @@ def test_directory_listing(serve):
     serve.start()
     assert list_directory(f"{serve.prefix}/d") == [("a.nc", False), ("sub", True)]
     with pytest.raises(FetchError, match="directory"):
-        fetch(f"{serve.prefix}/d", "/nonexistent")
+        fetch_file(f"{serve.prefix}/d", "/nonexistent")
 
 
 def test_ndnd_cat_reads_from_serve(serve, ndnd_binary):
@@ -94,7 +101,7 @@ def test_fetch_reads_from_ndnd_put(fw, ndnd_binary, tmp_path):
         deadline = time.monotonic() + 10
         while True:
             try:
-                result = fetch(prefix, str(tmp_path))
+                result = fetch_file(prefix, str(tmp_path))
                 break
             except NotFoundError:
                 if time.monotonic() > deadline:
@@ -114,7 +121,7 @@ def test_missing_file_fails_fast(serve, tmp_path):
     out.mkdir()
     started = time.monotonic()
     with pytest.raises(NotFoundError, match="not found"):
-        fetch(f"{serve.prefix}/nope.bin", str(out))
+        fetch_file(f"{serve.prefix}/nope.bin", str(out))
     assert time.monotonic() - started < 1.0
     assert not list(out.iterdir())
 
@@ -122,29 +129,17 @@ def test_missing_file_fails_fast(serve, tmp_path):
 def test_unserved_prefix_fails_with_a_clear_error(fw, tmp_path):
     started = time.monotonic()
     with pytest.raises(NotFoundError, match="no producer answered"):
-        fetch("/nobody/serves/this", str(tmp_path))
+        fetch_file("/nobody/serves/this", str(tmp_path))
     assert time.monotonic() - started < 5.0
 
 
 def test_cli_fetch_exit_codes(serve, tmp_path):
     data = write(serve.root / "f.bin", 50_000)
     serve.start()
-    ok = subprocess.run(
-        [sys.executable, "-m", "ndnsci", "fetch", f"{serve.prefix}/f.bin", "-o", str(tmp_path)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    ok = run_cli("fetch", f"{serve.prefix}/f.bin", "-o", str(tmp_path))
     assert ok.returncode == 0, ok.stderr
     assert "sha256 verified" in ok.stdout and (tmp_path / "f.bin").read_bytes() == data
-    bad = subprocess.run(
-        [sys.executable, "-m", "ndnsci", "fetch", f"{serve.prefix}/missing", "-o", str(tmp_path)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bad = run_cli("fetch", f"{serve.prefix}/missing", "-o", str(tmp_path))
     assert bad.returncode == 1 and "not found" in bad.stderr
 
 
@@ -186,12 +181,6 @@ def test_cli_lists_a_directory(serve):
     write(serve.root / "d" / "a.nc", 5)
     (serve.root / "d" / "sub").mkdir()
     serve.start()
-    out = subprocess.run(
-        [sys.executable, "-m", "ndnsci", "fetch", "--ls", f"{serve.prefix}/d"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = run_cli("fetch", "--ls", f"{serve.prefix}/d")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [f"{serve.prefix}/d/a.nc", f"{serve.prefix}/d/sub/"]

@@ -96,7 +96,7 @@ def test_bad_time_bound_and_missing_file(cat):
 
 
 def test_catalog_down_is_a_clear_error():
-    from ndn_support import free_port
+    from ndnsci._stack import free_port
 
     with (
         ndnsci.Catalog(f"http://127.0.0.1:{free_port()}") as cat,

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from support import run_cli
 
 import ndnsci
-from ndnsci.errors import InvalidNameError, NotFoundError
-from ndnsci.ndn.consumer import fetch, list_directory
+from ndnsci._fetch import fetch_file
+from ndnsci.errors import InvalidNameError, ManifestError, NotFoundError
+from ndnsci.ndn.consumer import list_directory, receive
 
 LFNS = [
     "store/data/Run2017B/JetHT/NANOAOD/UL2017_MiniAODv2_NanoAODv9-v1/{n}0000/{guid}.root",
@@ -51,7 +51,7 @@ def published(fw, tmp_path_factory):
 
 
 def test_every_published_file_under_its_name(published, tmp_path):
-    result = fetch(name_of(0), str(tmp_path))
+    result = fetch_file(name_of(0), str(tmp_path))
     assert Path(result.path).read_bytes() == (published.data / lfn(0)).read_bytes()
     assert result.signer.startswith("ed25519:") and result.checksum == "verified"
     listing = dict(list_directory("/CMS/store/data/Run2017B/JetHT"))
@@ -61,15 +61,15 @@ def test_every_published_file_under_its_name(published, tmp_path):
 def test_unpublished_files_are_not_served_until_published(published, tmp_path):
     extra = write(published.data, 40)
     with pytest.raises(NotFoundError, match="not found"):
-        fetch(name_of(40), str(tmp_path))
-    subprocess.run(
-        [sys.executable, "-m", "ndnsci", "publish", str(extra), "--db", published._db_url],
-        check=True, capture_output=True, env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
-    )  # fmt: skip
+        fetch_file(name_of(40), str(tmp_path))
+    out = run_cli(
+        "publish", str(extra), "--db", published._db_url, env={"XDG_STATE_HOME": str(tmp_path)}
+    )
+    assert out.returncode == 0, out.stderr
     deadline = time.monotonic() + 20
     while True:  # the producer follows the catalog's change feed (every 2 s in a stack)
         try:
-            result = fetch(name_of(40), str(tmp_path))
+            result = fetch_file(name_of(40), str(tmp_path))
             break
         except NotFoundError:
             assert time.monotonic() < deadline, "the new file was never served"
@@ -81,7 +81,7 @@ def test_a_file_changed_since_publishing_is_refused(published, tmp_path):
     path = published.data / lfn(1)
     path.write_bytes(path.read_bytes() + b"more")
     with pytest.raises(NotFoundError, match="changed since it was published"):
-        fetch(name_of(1), str(tmp_path))
+        fetch_file(name_of(1), str(tmp_path))
 
 
 def test_hostile_names_never_escape(published, tmp_path):
@@ -91,11 +91,19 @@ def test_hostile_names_never_escape(published, tmp_path):
     target.unlink()
     target.symlink_to(outside)  # swapped for a link out of the tree after the scan
     with pytest.raises(NotFoundError, match="outside the served tree"):
-        fetch(name_of(2), str(tmp_path))
+        fetch_file(name_of(2), str(tmp_path))
     directory = name_of(3).rsplit("/", 1)[0]
+    part = str(tmp_path / "hostile.part")
+    dots = f"{directory}/../../../../../etc/passwd"
     with pytest.raises(InvalidNameError, match=r"'\.\.' name no component"):  # nothing is sent
-        fetch(f"{directory}/../../../../../etc/passwd", str(tmp_path))
-    for hostile in (f"{directory}/%2E%2E", f"{directory}/......", "/CMS/%2Fetc"):
-        with pytest.raises(NotFoundError):  # the producer refuses them
-            fetch(hostile, str(tmp_path))
+        receive(dots, part, part + ".state")
+    with pytest.raises(ManifestError, match=r"'\.\.' name no component"):
+        fetch_file(dots, str(tmp_path))
+    for hostile in (f"{directory}/%2E%2E", "/CMS/%2Fetc"):
+        with pytest.raises(NotFoundError):  # the producer refuses them...
+            receive(hostile, part, part + ".state")
+        with pytest.raises(ManifestError, match="not safe as a path"):
+            fetch_file(hostile, str(tmp_path))  # ...and the engine never asks for them
+    with pytest.raises(NotFoundError):  # '......' is the file '...': asked for, not served
+        fetch_file(f"{directory}/......", str(tmp_path))
     assert not list(tmp_path.glob("passwd*"))

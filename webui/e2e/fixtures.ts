@@ -23,5 +23,5 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** Rows of the results table (header excluded). */
 export function resultRows(page: Page) {
-  return page.getByRole("table", { name: "Results" }).locator("tbody tr");
+  return page.getByRole("table", { name: "Results", exact: true }).locator("tbody tr");
 }

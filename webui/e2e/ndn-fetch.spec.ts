@@ -89,18 +89,18 @@ test.describe("fetch over NDN in the browser", () => {
     const { wsUrl } = ndn!;
     await page.addInitScript((url) => window.localStorage.setItem("ndnsci.forwarder", url), wsUrl);
     await page.goto("/?model=HadGEM2-ES");
-    const row = page.getByRole("table", { name: "Results" }).locator("tbody tr");
+    const row = page.getByRole("table", { name: "Results", exact: true }).locator("tbody tr");
     await expect(row).toHaveCount(1);
     await row.getByRole("checkbox").check();
     await page.goto("/?model=CanESM2");
     await row.getByRole("checkbox").check();
-    await expect(page.getByText("Forwarder reachable")).toBeVisible({ timeout: 20_000 });
+    await expect(page.getByRole("button", { name: "Forwarder reachable", exact: true })).toBeVisible({ timeout: 20_000 });
 
-    await page.getByRole("button", { name: /^Cart/ }).click();
-    const cart = page.getByRole("region", { name: "Cart" });
+    await page.getByRole("button", { name: "Cart, 2 files", exact: true }).click();
+    const cart = page.getByRole("region", { name: "Cart", exact: true });
     const downloads: Promise<import("@playwright/test").Download>[] = [];
     page.on("download", (d) => downloads.push(Promise.resolve(d)));
-    await cart.getByRole("button", { name: "Fetch over NDN" }).click();
+    await cart.getByRole("button", { name: "Fetch over NDN", exact: true }).click();
     const statuses = cart.locator(".dl-status");
     await expect(statuses).toHaveText([/^verified: SHA-256 matches the catalog/, /^verified: SHA-256 matches the catalog/], {
       timeout: 60_000,
@@ -125,9 +125,9 @@ test.describe("fetch over NDN in the browser", () => {
       [wsUrl, { name: "/CMIP5/output1/NOPE/missing.nc", fileName: "missing.nc", size: 10, sha256: null }] as const,
     );
     await page.goto("/");
-    await page.getByRole("button", { name: /^Cart/ }).click();
-    await page.getByRole("button", { name: "Fetch over NDN" }).click();
-    await expect(page.getByRole("region", { name: "Cart" }).locator(".dl-status")).toHaveText(/^failed: .*(refused|no producer answered)/, {
+    await page.getByRole("button", { name: "Cart, 1 file", exact: true }).click();
+    await page.getByRole("button", { name: "Fetch over NDN", exact: true }).click();
+    await expect(page.getByRole("region", { name: "Cart", exact: true }).locator(".dl-status")).toHaveText(/^failed: .*(refused|no producer answered)/, {
       timeout: 20_000,
     });
   });

@@ -1,4 +1,10 @@
-// A thin fetch wrapper: JSON in and out, a time limit, and errors a person can act on.
+// The catalog's API client: openapi-fetch typed by path with the generated OpenAPI types (a
+// call's parameters, body and answer come from its path, no casts), plus a time limit and
+// errors a person can act on.
+import createClient from "openapi-fetch";
+import type { paths } from "./generated/schema";
+import { queryString } from "./query-string";
+import { encodeName } from "./routes";
 import type { ErrorResponse } from "./wire";
 
 export type ApiErrorKind = "network" | "timeout" | "http";
@@ -20,71 +26,80 @@ export class ApiError extends Error {
 /** Requests slower than this are abandoned with a "timeout" error (the page says so). */
 export const REQUEST_TIMEOUT_MS = 20_000;
 
-export interface RequestOptions {
-  method?: "GET" | "POST";
-  body?: unknown;
-  signal?: AbortSignal;
-  timeoutMs?: number;
-  accept?: string;
+/** Path parameters: every one of this API is an NDN name, sent component by component. */
+function namePath(pathname: string, params: Record<string, unknown>): string {
+  return pathname.replace(/\{([^{}]+)\}/g, (_, key: string) => encodeName(String(params[key] ?? "")));
 }
 
-async function send(url: string, options: RequestOptions): Promise<Response> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? REQUEST_TIMEOUT_MS);
+export const api = createClient<paths>({
+  // absolute, because Request() outside a browser (unit tests) needs it; the page's own origin
+  // is the catalog's (it serves the portal; `npm run dev` proxies /api to it)
+  baseUrl: globalThis.location?.origin ?? "",
+  // looked up per call, so the fetch that msw patches in unit tests is the one used
+  fetch: (request) => globalThis.fetch(request),
+  headers: { Accept: "application/json" },
+  querySerializer: (declared) => queryString(declared),
+  pathSerializer: namePath,
+});
+
+/** What an `api` call resolves to: the answer's body or error body, and the response. */
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+export interface CallOptions {
+  /** the caller's cancellation (TanStack Query's) */
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * One catalog call: `send` makes it with the signal it is given (the caller's, plus the time
+ * limit). Resolves to the answer's body; anything else rejects with an ApiError.
+ *
+ *   const tree = await call((signal) => api.GET(routes.tree.path, { params: { query: { path } }, signal }));
+ */
+export async function call<T>(send: (signal: AbortSignal) => Promise<Answer<T>>, options: CallOptions = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  const headers: Record<string, string> = { Accept: options.accept ?? "application/json" };
-  if (options.body !== undefined) headers["Content-Type"] = "application/json";
-  let response: Response;
+  let answer: Answer<T>;
   try {
-    response = await fetch(url, {
-      method: options.method ?? "GET",
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal,
-    });
+    answer = await send(signal);
   } catch (error) {
     if (options.signal?.aborted) throw error; // the caller cancelled: not ours to explain
     if (timeout.aborted) {
-      throw new ApiError(
-        "timeout",
-        `The catalog did not answer within ${Math.round((options.timeoutMs ?? REQUEST_TIMEOUT_MS) / 1000)} s.`,
-      );
+      throw new ApiError("timeout", `The catalog did not answer within ${Math.round(timeoutMs / 1000)} s.`);
+    }
+    if (error instanceof SyntaxError) {
+      throw new ApiError("http", "The catalog's answer could not be read (it is not JSON).");
     }
     throw new ApiError(
       "network",
       "Cannot reach the catalog. Check that `ndnsci catalog serve` is running and this page's address is right.",
     );
   }
-  if (!response.ok) throw await httpError(response);
-  return response;
+  const { data, error, response } = answer;
+  if (!response.ok) throw httpError(response.status, error);
+  if (data === undefined) throw new ApiError("http", `The catalog's answer was empty (HTTP ${response.status}).`, response.status);
+  return data;
 }
 
-async function httpError(response: Response): Promise<ApiError> {
-  let detail: ErrorResponse | undefined;
-  try {
-    const body: unknown = await response.json();
-    if (body && typeof body === "object" && "detail" in body) {
-      const raw = (body as { detail: unknown }).detail;
-      detail = { ...(body as ErrorResponse), detail: typeof raw === "string" ? raw : JSON.stringify(raw) };
-    }
-  } catch {
-    // not JSON (a proxy's error page): the status says enough
-  }
+function httpError(status: number, body: unknown): ApiError {
+  const detail = errorDetail(body);
   const message =
     detail?.detail ??
-    (response.status >= 500
-      ? `The catalog failed (HTTP ${response.status}).`
-      : `The catalog refused the request (HTTP ${response.status}).`);
-  return new ApiError("http", message, response.status, detail);
+    (status >= 500 ? `The catalog failed (HTTP ${status}).` : `The catalog refused the request (HTTP ${status}).`);
+  return new ApiError("http", message, status, detail);
 }
 
-export async function getJson<T>(url: string, options: RequestOptions = {}): Promise<T> {
-  const response = await send(url, options);
-  return (await response.json()) as T;
-}
-
-export async function postForBlob(url: string, body: unknown, options: RequestOptions = {}): Promise<Blob> {
-  const response = await send(url, { ...options, method: "POST", body, accept: "*/*" });
-  return response.blob();
+/** The catalog's error body; a proxy's may be anything. FastAPI's own `detail` is a list. */
+function errorDetail(body: unknown): ErrorResponse | undefined {
+  if (typeof body !== "object" || body === null || !("detail" in body)) return undefined;
+  const { detail, ...rest } = body;
+  return { ...rest, detail: typeof detail === "string" ? detail : JSON.stringify(detail) };
 }
 
 export function describeError(error: unknown): string {

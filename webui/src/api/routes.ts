@@ -1,11 +1,27 @@
-// Every call the portal makes to the catalog, in one table. Paths come from the catalog's
-// OpenAPI document (src/api/generated/schema.ts); a renamed path fails the type check here.
+// Every call the portal makes to the catalog, in one table: method and path, checked against
+// the catalog's OpenAPI document (src/api/generated/schema.ts), so a renamed or removed route
+// fails the type check here. Calls go through `api` (client.ts) with these paths, which types
+// their parameters and answers; the unit tests' msw handlers are built from this table.
 import type { paths } from "./generated/schema";
 
-export const API_BASE = "/api/v1";
+type Method = "get" | "post";
+type RouteTo<P extends keyof paths> = {
+  [M in Method]: paths[P][M] extends undefined ? never : { readonly method: M; readonly path: P };
+}[Method];
+/** A method and a path the OpenAPI document has. */
+export type Route = { [P in keyof paths]: RouteTo<P> }[keyof paths];
 
-type ApiPath = keyof paths;
-const path = <P extends ApiPath>(p: P): P => p;
+export const routes = {
+  search: { method: "get", path: "/api/v1/search" },
+  autocomplete: { method: "get", path: "/api/v1/autocomplete" },
+  tree: { method: "get", path: "/api/v1/tree" },
+  file: { method: "get", path: "/api/v1/files/{name}" },
+  manifests: { method: "post", path: "/api/v1/manifests" },
+  health: { method: "get", path: "/api/v1/health" },
+  stats: { method: "get", path: "/api/v1/stats" },
+} as const satisfies Record<string, Route>;
+
+export type RouteName = keyof typeof routes;
 
 /** The NDN URI as a URL path: each component percent-encoded once (the catalog decodes once). */
 export function encodeName(name: string): string {
@@ -15,20 +31,3 @@ export function encodeName(name: string): string {
     .map(encodeURIComponent)
     .join("/");
 }
-
-function withQuery(base: string, query?: URLSearchParams): string {
-  const text = query?.toString();
-  return text ? `${base}?${text}` : base;
-}
-
-export const routes = {
-  search: (query: URLSearchParams) => withQuery(path("/api/v1/search"), query),
-  autocomplete: (prefix: string, limit = 50) =>
-    withQuery(path("/api/v1/autocomplete"), new URLSearchParams({ prefix, limit: String(limit) })),
-  tree: (treePath: string, limit = 200) =>
-    withQuery(path("/api/v1/tree"), new URLSearchParams({ path: treePath, limit: String(limit) })),
-  file: (name: string) => path("/api/v1/files/{name}").replace("{name}", encodeName(name)),
-  manifests: () => path("/api/v1/manifests"),
-  health: () => path("/api/v1/health"),
-  stats: () => path("/api/v1/stats"),
-} as const;

@@ -15,4 +15,6 @@ export type StatsResponse = Schemas["StatsResponse"];
 export type ManifestRequest = Schemas["ManifestRequest"];
 export type ErrorResponse = Schemas["ErrorResponse"];
 
-export type SortKey = NonNullable<NonNullable<operations["search"]["parameters"]["query"]>["sort"]>;
+/** The parameters /search declares (facet filters come on top: see client.ts queryString). */
+export type SearchParameters = NonNullable<operations["search"]["parameters"]["query"]>;
+export type SortKey = NonNullable<SearchParameters["sort"]>;

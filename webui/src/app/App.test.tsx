@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { API, fixtures, server } from "@/testing/server";
+import { fixtures, handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { App } from "./App";
 
@@ -24,7 +24,7 @@ describe("App", () => {
     window.history.replaceState(null, "", "/?model=CNRM-CM5&sort=-size");
     const seen: string[] = [];
     server.use(
-      http.get(`${API}/search`, ({ request }) => {
+      handle("search", ({ request }) => {
         const url = new URL(request.url);
         seen.push(url.search);
         return HttpResponse.json(url.searchParams.get("limit") === "0" ? fixtures.facets : fixtures.searchPage);
@@ -32,11 +32,11 @@ describe("App", () => {
     );
     const { user } = renderWithClient(<App />);
     const model = await screen.findByRole("group", { name: "model" });
-    expect(within(model).getByRole("checkbox", { name: /CNRM-CM5/ })).toBeChecked();
+    expect(within(model).getByRole("checkbox", { name: "CNRM-CM5, 3 files" })).toBeChecked();
     expect(screen.getByRole("combobox", { name: "Sort by" })).toHaveValue("-size");
-    expect(seen).toContain("?model=CNRM-CM5&sort=-size&offset=0&limit=50&facets=");
+    expect(seen).toContain("?sort=-size&offset=0&limit=50&facets=&model=CNRM-CM5");
 
-    await user.click(within(screen.getByRole("group", { name: "experiment" })).getByRole("checkbox", { name: /historical/ }));
+    await user.click(within(screen.getByRole("group", { name: "experiment" })).getByRole("checkbox", { name: "historical, 10 files" }));
     expect(window.location.search).toBe("?experiment=historical&model=CNRM-CM5&sort=-size");
     await user.click(screen.getByRole("button", { name: "Remove filter model: CNRM-CM5" }));
     expect(window.location.search).toBe("?experiment=historical&sort=-size");
@@ -47,7 +47,7 @@ describe("App", () => {
     await user.type(screen.getByRole("searchbox", { name: "Search" }), "fgco2{Enter}");
     await waitFor(() => expect(window.location.search).toBe("?q=fgco2"));
     const table = await screen.findByRole("table", { name: "Results" });
-    await user.click(within(table).getAllByRole("button", { name: /show metadata/ })[0]!);
+    await user.click(within(table).getAllByRole("button", { name: /^.+: show metadata$/ })[0]!);
     expect(new URLSearchParams(window.location.search).get("_file")).toBe(fixtures.searchPage.results[0]!.name);
     expect(await screen.findByRole("region", { name: "Metadata" })).toBeInTheDocument();
   });
@@ -60,7 +60,7 @@ describe("App", () => {
     expect(JSON.parse(window.localStorage.getItem("ndnsci.cart.v1")!)).toEqual([
       { name: first.name, fileName: first.filename, size: first.size, sha256: first.sha256 },
     ]);
-    await user.click(screen.getByRole("button", { name: /^Cart/ }));
+    await user.click(screen.getByRole("button", { name: "Cart, 1 file" }));
     expect(within(screen.getByRole("region", { name: "Cart" })).getByText(first.filename)).toBeInTheDocument();
   });
 });

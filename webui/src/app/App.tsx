@@ -1,9 +1,9 @@
 import { useState } from "react";
 import { ErrorBoundary } from "@/components/ui/ErrorBoundary";
 import { FacetPanel } from "@/features/facets/components/FacetPanel";
-import { useCart } from "@/features/fetch/cart";
+import { toCartItem, useCart } from "@/features/fetch/cart";
 import { CartPanel } from "@/features/fetch/components/CartPanel";
-import { ResultActions, toCartItem } from "@/features/fetch/components/ResultActions";
+import { ResultActions } from "@/features/fetch/components/ResultActions";
 import { MetadataPanel } from "@/features/metadata/components/MetadataPanel";
 import { NamePrefixBox } from "@/features/names/components/NamePrefixBox";
 import { NamespaceTree } from "@/features/names/components/NamespaceTree";
@@ -11,9 +11,10 @@ import { ActiveFilters } from "@/features/search/components/ActiveFilters";
 import { SearchBox } from "@/features/search/components/SearchBox";
 import { SearchResults } from "@/features/search/components/SearchResults";
 import { TimeRange } from "@/features/search/components/TimeRange";
-import { filterParams } from "@/features/search/query-string";
-import { usePortalState } from "@/features/search/use-portal-state";
 import { StatusIndicator } from "@/features/status/components/StatusIndicator";
+import { plural } from "@/lib/format";
+import { filterParams } from "@/lib/search-query/query-string";
+import { usePortalState } from "./use-portal-state";
 
 export function App() {
   const { query, file, setQuery, openFile } = usePortalState();
@@ -36,6 +37,7 @@ export function App() {
           className="button cart-button"
           aria-expanded={cartOpen}
           aria-controls="cart-drawer"
+          aria-label={`Cart, ${plural(cart.items.length, "file")}`}
           onClick={() => setCartOpen((o) => !o)}
         >
           Cart <span className="badge">{cart.items.length}</span>
@@ -98,7 +100,7 @@ export function App() {
                       type="button"
                       className="button button-primary"
                       onClick={() =>
-                        cart.add([{ name: details.name, fileName: details.fileName, size: details.size, sha256: details.sha256 }])
+                        cart.add([toCartItem(details)])
                       }
                     >
                       Add to cart

@@ -1,7 +1,13 @@
 // The catalog API as unit tests see it: msw answers fetch() at the network layer with real
 // responses captured from a catalog loaded with tests/data/netcdf/cmip5 (fixtures/*.json).
-import { http, HttpResponse } from "msw";
+// The handlers are built from the route table (src/api/routes.ts): one default answer per
+// route, typed by the route's answer in the OpenAPI document, so a route added to the table
+// without an answer, or a fixture that no longer matches the schema, fails the type check.
+import { type DefaultBodyType, http, HttpResponse, type HttpResponseResolver, type PathParams } from "msw";
 import { setupServer } from "msw/node";
+import type { paths } from "@/api/generated/schema";
+import { type RouteName, routes } from "@/api/routes";
+import type { ErrorResponse } from "@/api/wire";
 import autocompleteM from "./fixtures/autocomplete-M.json";
 import facets from "./fixtures/facets.json";
 import fileBnu from "./fixtures/file-bnu.json";
@@ -10,25 +16,39 @@ import stats from "./fixtures/stats.json";
 import treeCmip5 from "./fixtures/tree-cmip5.json";
 import treeRoot from "./fixtures/tree-root.json";
 
-export const API = "http://localhost:3000/api/v1";
+/** The page's origin in the unit tests (vite.config.ts, test.environmentOptions). */
+export const ORIGIN = "http://localhost:3000";
+/** ``GET /health`` of a catalog with the default publish limits */
+export const healthy = { status: "ok", database: "sqlite", publish: { max_records: 50_000, max_bytes: 64 << 20 } };
 export const fixtures = { autocompleteM, facets, fileBnu, searchPage, stats, treeCmip5, treeRoot };
 
-export const handlers = [
-  http.get(`${API}/search`, ({ request }) => {
-    const url = new URL(request.url);
-    return HttpResponse.json(url.searchParams.get("limit") === "0" ? facets : searchPage);
-  }),
-  http.get(`${API}/tree`, ({ request }) => {
-    const path = new URL(request.url).searchParams.get("path");
-    return HttpResponse.json(path === "/CMIP5" ? treeCmip5 : treeRoot);
-  }),
-  http.get(`${API}/autocomplete`, () => HttpResponse.json(autocompleteM)),
-  http.get(`${API}/files/*`, () => HttpResponse.json(fileBnu)),
-  http.get(`${API}/health`, () => HttpResponse.json({ status: "ok", database: "sqlite" })),
-  http.get(`${API}/stats`, () => HttpResponse.json(stats)),
-  http.post(`${API}/manifests`, () =>
+type Operation<N extends RouteName> = paths[(typeof routes)[N]["path"]][(typeof routes)[N]["method"]];
+/** What a route answers on success (its 200 content), by the OpenAPI document. */
+type Ok<N extends RouteName> = Operation<N> extends { responses: { 200: { content: infer C } } } ? C[keyof C] : never;
+export type Resolver<N extends RouteName> = HttpResponseResolver<PathParams, DefaultBodyType, Ok<N> | ErrorResponse>;
+
+/** The msw handler of one route of the table (a path parameter, an NDN name, spans segments). */
+export function handle<N extends RouteName>(name: N, resolver: Resolver<N>) {
+  const { method, path } = routes[name];
+  return http[method](`${ORIGIN}${path.replace(/\{[^{}]+\}/g, "*")}`, resolver);
+}
+
+/** An answer the catalog never gives (a proxy's error page): outside the schema on purpose. */
+export function foreignAnswer(body: string, init: ResponseInit): HttpResponse<never> {
+  return new HttpResponse<string>(body, init) as HttpResponse<never>;
+}
+
+const answers: { [N in RouteName]: Resolver<N> } = {
+  search: ({ request }) => HttpResponse.json(new URL(request.url).searchParams.get("limit") === "0" ? facets : searchPage),
+  tree: ({ request }) => HttpResponse.json(new URL(request.url).searchParams.get("path") === "/CMIP5" ? treeCmip5 : treeRoot),
+  autocomplete: () => HttpResponse.json(autocompleteM),
+  file: () => HttpResponse.json(fileBnu),
+  health: () => HttpResponse.json(healthy),
+  stats: () => HttpResponse.json(stats),
+  manifests: () =>
     new HttpResponse('{"name": "/CMIP5/a.nc"}\n', { headers: { "Content-Type": "application/x-ndjson" } }),
-  ),
-];
+};
+
+export const handlers = (Object.keys(routes) as RouteName[]).map((name) => handle(name, answers[name]));
 
 export const server = setupServer(...handlers);

@@ -82,7 +82,7 @@ def get_file(name: str, session: SessionDep) -> FileRecord:
     "/files/{name:path}",
     operation_id="retract_file",
     response_model=RetractResponse,
-    responses=errors(400, 401, 404, 422),
+    responses=errors(400, 401, 404, 409, 422),
 )
 def retract_file(name: str, session: SessionDep, _token: TokenDep) -> RetractResponse:
     """Retract a file: it leaves search results; its last version stays in the history."""

@@ -78,7 +78,8 @@ async def publish_records(
     def write() -> PublishResponse:
         result = publish(session, prepared)
         session.commit()
-        return PublishResponse.model_validate(result.to_dict())
+        conflicting = [{"name": n, "held_by": site} for n, site in result.conflicts]
+        return PublishResponse.model_validate({**result.to_dict(), "conflicting": conflicting})
 
     return await run_in_threadpool(write)
 

@@ -119,8 +119,11 @@ export interface paths {
          * Publish Records
          * @description Upsert records by name in one transaction: all lines or none.
          *
-         *     A record identical to the published one changes nothing; a different one replaces it and
-         *     the replaced version goes to the file's history. A bad line is a 422 naming the line.
+         *     A record identical to the published one changes nothing; one of the same file (the same
+         *     original path or SHA-256, or a new version) replaces it and the replaced version goes to
+         *     the file's history; one of another file is a collision: reported, and published only with
+         *     ``replace=true``. Every bad line is reported at once (422 ``invalid-records``, nothing
+         *     published); a body over the limits is refused whole (413 ``batch-too-large``).
          */
         post: operations["publish_records"];
         delete?: never;
@@ -178,9 +181,29 @@ export interface paths {
         };
         /**
          * Export Intake Esm Csv
-         * @description One row per file: fixed columns, then every facet.
+         * @description One row per file: fixed columns, the gateway URL, then every facet.
          */
         get: operations["export_intake_esm_csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/export/intake-esm/{scheme}.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Intake Esm Scheme Csv
+         * @description The rows of one scheme's files (the ``catalog_file`` of ``/export/intake-esm?scheme=``).
+         */
+        get: operations["export_intake_esm_scheme_csv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -196,7 +219,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health */
+        /**
+         * Health
+         * @description The service answers and its database too; and what a publish request may carry.
+         */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -218,6 +244,108 @@ export interface paths {
          * @description Totals kept up to date by every publish: no scan of the files.
          */
         get: operations["stats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Sites
+         * @description This catalog's site (null before ``ndnsci catalog site init``) and the sites it trusts,
+         *     with how many change batches of each it has applied.
+         */
+        get: operations["list_sites"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sites/{site}/batches/{number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Change Batch
+         * @description Batch ``number`` of this site's changes, signed by the site: verify it with the key of
+         *     your trust list, never with one this server gives.
+         */
+        get: operations["get_change_batch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Conflicts
+         * @description Names two sites published: the site whose record is kept, and the one refused.
+         */
+        get: operations["list_conflicts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/esg-search/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Esgf Search Route
+         * @description The ESGF search API as ESGF index nodes serve it: keywords `type` (Dataset, File, Aggregation), `format` (application/solr+json, or Solr XML by default), `limit`, `offset`, `facets` (`*` for all), `fields`, `query` (free text), `latest`, `replica`, `retracted`, `distrib` (answered locally), `shards`, `start`/`end`, `from`/`to`; every other parameter is a constraint: `model=HadCM3&model=MIROC5` (OR), `experiment!=historical` (not), ids (`dataset_id`, `id`, `instance_id`, `master_id`, `drs_id`), `project`. A parameter that cannot be honoured is a 400 saying `Invalid HTTP query parameter=<name>` and why.
+         */
+        get: operations["esgf_search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/esg-search/wget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Esgf Wget Route
+         * @description A bash script downloading the files of a search (same constraints as `/search`) over HTTP from the gateway, verifying each SHA-256 and skipping complete files on a re-run. `limit`: at most 100,000 files (default 1,000).
+         */
+        get: operations["esgf_wget"];
         put?: never;
         post?: never;
         delete?: never;
@@ -268,6 +396,60 @@ export interface components {
             next: number;
         };
         /**
+         * CollisionEntry
+         * @description Two different files with one name (docs/catalog.md, "Name collisions").
+         */
+        CollisionEntry: {
+            /**
+             * Line
+             * @description the line of this request that collided
+             */
+            line: number;
+            /** Name */
+            name: string;
+            /**
+             * Published
+             * @description where the published record came from: its original path, else its original file name
+             */
+            published: string | null;
+            /**
+             * Given
+             * @description the same for the record of this request
+             */
+            given: string | null;
+            /**
+             * Replaced
+             * @description true when the record of this request replaced the published one (replace=true); false when the published one was kept and this line not published
+             */
+            replaced: boolean;
+        };
+        /** ConflictEntry */
+        ConflictEntry: {
+            /** Name */
+            name: string;
+            /**
+             * Held By
+             * @description the site whose record the catalog keeps
+             */
+            held_by: string | null;
+            /**
+             * Claimed By
+             * @description the site whose publication was refused
+             */
+            claimed_by: string | null;
+            /** Op */
+            op: string;
+            /** At */
+            at: string;
+        };
+        /** ConflictsResponse */
+        ConflictsResponse: {
+            /** Total */
+            total: number;
+            /** Conflicts */
+            conflicts: components["schemas"]["ConflictEntry"][];
+        };
+        /**
          * ErrorResponse
          * @description Every error answer: a message a person can act on, and details for programs.
          */
@@ -280,10 +462,30 @@ export interface components {
              */
             valid_facets?: string[] | null;
             /**
+             * Code
+             * @description a stable identifier of the error where a program must tell it apart: 'batch-too-large' (413: send smaller batches), 'invalid-records' (422)
+             */
+            code?: string | null;
+            /**
              * Line
-             * @description the refused line of a publish body
+             * @description the first refused line of a publish body
              */
             line?: number | null;
+            /**
+             * Refused
+             * @description every refused line of a publish body (none was published)
+             */
+            refused?: components["schemas"]["RefusedLine"][] | null;
+            /**
+             * Max Records
+             * @description on 'batch-too-large'
+             */
+            max_records?: number | null;
+            /**
+             * Max Bytes
+             * @description on 'batch-too-large'
+             */
+            max_bytes?: number | null;
             /**
              * Errors
              * @description each invalid parameter or field
@@ -320,6 +522,11 @@ export interface components {
             time_start: string | null;
             /** Time End */
             time_end: string | null;
+            /**
+             * Site
+             * @description the site of the federation that published the file (its origin; the 'site' facet); null in a catalog that has no site name
+             */
+            site: string | null;
             /**
              * Original Path
              * @description the file's path below the directory it was published from, before corrections (null when it was published by name only)
@@ -372,6 +579,16 @@ export interface components {
             time_start: string | null;
             /** Time End */
             time_end: string | null;
+            /**
+             * Site
+             * @description the site of the federation that published the file (its origin; the 'site' facet); null in a catalog that has no site name
+             */
+            site: string | null;
+        };
+        /** HTTPValidationError */
+        HTTPValidationError: {
+            /** Detail */
+            detail?: components["schemas"]["ValidationError"][];
         };
         /** HealthResponse */
         HealthResponse: {
@@ -379,6 +596,7 @@ export interface components {
             status: string;
             /** Database */
             database: string;
+            publish: components["schemas"]["PublishLimits"];
         };
         /** HistoryEntry */
         HistoryEntry: {
@@ -406,6 +624,13 @@ export interface components {
              */
             search?: string | null;
         };
+        /** NameConflict */
+        NameConflict: {
+            /** Name */
+            name: string;
+            /** Held By */
+            held_by: string | null;
+        };
         /** Node */
         Node: {
             /** Component */
@@ -423,6 +648,16 @@ export interface components {
              */
             leaf: boolean;
         };
+        /**
+         * PublishLimits
+         * @description What one ``POST /publish`` may carry; a bigger request gets 413 ``batch-too-large``.
+         */
+        PublishLimits: {
+            /** Max Records */
+            max_records: number;
+            /** Max Bytes */
+            max_bytes: number;
+        };
         /** PublishResponse */
         PublishResponse: {
             /** Inserted */
@@ -433,6 +668,29 @@ export interface components {
             unchanged: number;
             /** Last Seq */
             last_seq: number;
+            /**
+             * Collisions
+             * @description names of this request that another file already has, in line order
+             */
+            collisions?: components["schemas"]["CollisionEntry"][];
+            /**
+             * Conflicts
+             * @description records refused because another site of the federation holds the name (listed by GET /conflicts)
+             * @default 0
+             */
+            conflicts: number;
+            /**
+             * Conflicting
+             * @description those records: each name and the site holding it
+             */
+            conflicting?: components["schemas"]["NameConflict"][];
+        };
+        /** RefusedLine */
+        RefusedLine: {
+            /** Line */
+            line: number;
+            /** Detail */
+            detail: string;
         };
         /** RetractResponse */
         RetractResponse: {
@@ -461,6 +719,51 @@ export interface components {
                 };
             };
         };
+        /** SiteEntry */
+        SiteEntry: {
+            /** Name */
+            name: string;
+            /**
+             * Prefix
+             * @description the site's NDN prefix; its changes are under <prefix>/catalog
+             */
+            prefix: string;
+            /**
+             * Public Key
+             * @description the site's Ed25519 public key, hex
+             */
+            public_key: string;
+            /**
+             * Local
+             * @description true for this catalog's own site
+             */
+            local: boolean;
+            /**
+             * Boot
+             * @description the site's bootstrap time (State Vector Sync)
+             */
+            boot: number;
+            /**
+             * Applied
+             * @description change batches of the site applied here (the local site: published)
+             */
+            applied: number;
+            /**
+             * Refused
+             * @description batches of the site refused (forged, tampered, malformed)
+             */
+            refused: number;
+            /** Last Error */
+            last_error: string | null;
+            /** Added At */
+            added_at: string;
+        };
+        /** SitesResponse */
+        SitesResponse: {
+            local: components["schemas"]["SiteEntry"] | null;
+            /** Trusted */
+            trusted: components["schemas"]["SiteEntry"][];
+        };
         /** StatsResponse */
         StatsResponse: {
             /** Files */
@@ -486,6 +789,19 @@ export interface components {
             count: number;
             /** Children */
             children: components["schemas"]["Node"][];
+        };
+        /** ValidationError */
+        ValidationError: {
+            /** Location */
+            loc: (string | number)[];
+            /** Message */
+            msg: string;
+            /** Error Type */
+            type: string;
+            /** Input */
+            input?: unknown;
+            /** Context */
+            ctx?: Record<string, never>;
         };
     };
     responses: never;
@@ -720,6 +1036,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -775,12 +1100,15 @@ export interface operations {
     };
     publish_records: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description a record of a name another file has already published replaces it (reported in `collisions` either way); by default the published record stays */
+                replace?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description JSON lines: one record per line, as `ndnsci translate --json` and the metadata extractor produce them */
+        /** @description JSON lines: one record per line, as `ndnsci translate --json` and the metadata extractor produce them; at most the limits `GET /health` states (`publish.max_records` records, `publish.max_bytes` bytes) */
         requestBody: {
             content: {
                 "application/x-ndjson": string;
@@ -798,6 +1126,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -853,6 +1190,8 @@ export interface operations {
         parameters: {
             query?: {
                 scheme?: string | null;
+                /** @description the asset column: NDN names (fetch them), or URLs on the HTTP gateway */
+                assets?: "name" | "url";
             };
             header?: never;
             path?: never;
@@ -913,6 +1252,37 @@ export interface operations {
             };
         };
     };
+    export_intake_esm_scheme_csv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheme: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -949,6 +1319,158 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StatsResponse"];
+                };
+            };
+        };
+    };
+    list_sites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SitesResponse"];
+                };
+            };
+        };
+    };
+    get_change_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                site: string;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the signed envelope of the batch (docs/federation.md) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_conflicts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictsResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    esgf_search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Solr JSON or Solr XML, as `format` asks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/solr+json": unknown;
+                    "application/solr+xml": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    esgf_wget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-sh": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

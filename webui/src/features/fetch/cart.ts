@@ -7,6 +7,11 @@ import type { CartItem } from "./types";
 export const CART_KEY = "ndnsci.cart.v1";
 export const CART_LIMIT = 10_000;
 
+/** Just the cart's fields of a result row or a file record (the cart is kept in localStorage). */
+export function toCartItem({ name, fileName, size, sha256 }: CartItem): CartItem {
+  return { name, fileName, size, sha256 };
+}
+
 export function parseCart(text: string | null): CartItem[] {
   if (!text) return [];
   try {

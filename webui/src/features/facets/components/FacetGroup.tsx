@@ -1,6 +1,6 @@
 import { useId, useMemo, useState } from "react";
 import { formatCount } from "@/lib/format";
-import type { FacetFilter } from "@/features/search/types";
+import type { FacetFilter } from "@/lib/search-query/types";
 import type { FacetCounts } from "../types";
 
 const SHOWN = 8;
@@ -44,6 +44,10 @@ export function FacetGroup({ facet, filter, folded: startFolded, onToggle }: Fac
           aria-controls={`${id}-values`}
           onClick={() => setFolded((f) => !f)}
         >
+          {/* drawn for the eye only: the group and the button are named exactly after the facet */}
+          <span className="facet-twisty" aria-hidden="true">
+            {folded ? "▸" : "▾"}
+          </span>
           {facet.key}
         </button>
       </legend>

@@ -1,8 +1,8 @@
 import { screen, within } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
-import { emptyQuery, parsePortalState } from "@/features/search/query-string";
-import { API, server } from "@/testing/server";
+import { emptyQuery, parsePortalState } from "@/lib/search-query/query-string";
+import { handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { FacetPanel } from "./FacetPanel";
 
@@ -14,23 +14,27 @@ describe("FacetPanel", () => {
     for (const name of ["institute", "experiment", "variable", "frequency", "realm", "table", "ensemble"]) {
       expect(screen.getByRole("group", { name })).toBeInTheDocument();
     }
+    // the button that folds a group is named exactly after the facet too (its ▾ is hidden)
+    expect(within(model).getByRole("button", { name: "model" })).toHaveAttribute("aria-expanded", "true");
     // the CMIP5 order: institute before model before experiment
-    const names = screen.getAllByRole("group").map((g) => g.querySelector("legend")?.textContent);
-    expect(names.indexOf("institute")).toBeLessThan(names.indexOf("model"));
-    expect(names.indexOf("model")).toBeLessThan(names.indexOf("experiment"));
+    const groups = screen.getAllByRole("group");
+    const position = (name: string) => groups.indexOf(screen.getByRole("group", { name }));
+    expect(position("institute")).toBeGreaterThanOrEqual(0);
+    expect(position("institute")).toBeLessThan(position("model"));
+    expect(position("model")).toBeLessThan(position("experiment"));
   });
 
   it("asks for counts under the filters, not the page", async () => {
     const seen = vi.fn();
     server.use(
-      http.get(`${API}/search`, ({ request }) => {
+      handle("search", ({ request }) => {
         seen(new URL(request.url).search);
         return HttpResponse.json({ total: 0, limit: 0, offset: 0, results: [], facets: {} });
       }),
     );
     renderWithClient(<FacetPanel query={parsePortalState("?model=A&offset=50&sort=size").query} onQuery={() => {}} />);
     await screen.findByText(/No facets/);
-    expect(seen).toHaveBeenCalledWith("?model=A&limit=0&facet_limit=500");
+    expect(seen).toHaveBeenCalledWith("?limit=0&facet_limit=500&model=A");
   });
 
   it("switches a value on (OR within the facet) and keeps chosen values visible", async () => {
@@ -39,8 +43,8 @@ describe("FacetPanel", () => {
       <FacetPanel query={parsePortalState("?model=Gone").query} onQuery={onQuery} />,
     );
     const model = await screen.findByRole("group", { name: "model" });
-    expect(within(model).getByRole("checkbox", { name: /Gone/ })).toBeChecked();
-    await user.click(within(model).getByRole("checkbox", { name: /CNRM-CM5/ }));
+    expect(within(model).getByRole("checkbox", { name: "Gone, 0 files" })).toBeChecked();
+    await user.click(within(model).getByRole("checkbox", { name: "CNRM-CM5, 3 files" }));
     const next = onQuery.mock.calls[0]![0](parsePortalState("?model=Gone").query);
     expect(next.filters.model.include).toEqual(["Gone", "CNRM-CM5"]);
   });

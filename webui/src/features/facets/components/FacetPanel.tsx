@@ -1,7 +1,7 @@
 import { RequestProblem } from "@/components/ui/RequestProblem";
 import { SlowNotice } from "@/components/ui/SlowNotice";
-import { toggleFacetValue } from "@/features/search/query-string";
-import type { SearchQuery } from "@/features/search/types";
+import { toggleFacetValue } from "@/lib/search-query/query-string";
+import type { SearchQuery } from "@/lib/search-query/types";
 import { useFacetCounts } from "../api/get-facet-counts";
 import { FOLDED } from "../facet-order";
 import { FacetGroup } from "./FacetGroup";

@@ -1,6 +1,6 @@
 // POST /manifests: JSON lines (name, size, sha256, filename, path) for `ndnsci fetch --manifest`.
 import { useMutation } from "@tanstack/react-query";
-import { postForBlob } from "@/api/client";
+import { api, call } from "@/api/client";
 import { routes } from "@/api/routes";
 import type { ManifestRequest } from "@/api/wire";
 
@@ -11,7 +11,14 @@ export function fetchCommand(file = MANIFEST_FILE): string {
 }
 
 export async function createManifest(request: ManifestRequest): Promise<Blob> {
-  const blob = await postForBlob(routes.manifests(), request);
+  const blob = await call((signal) =>
+    api.POST(routes.manifests.path, {
+      body: request,
+      parseAs: "blob",
+      headers: { Accept: "application/x-ndjson, application/json" },
+      signal,
+    }),
+  );
   return new Blob([blob], { type: "application/x-ndjson" });
 }
 

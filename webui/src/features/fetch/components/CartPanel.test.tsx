@@ -1,8 +1,8 @@
 import { act, screen, within } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
 import { writeStored } from "@/lib/local-store";
-import { API, server } from "@/testing/server";
+import { handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { CART_KEY } from "../cart";
 import { CartPanel } from "./CartPanel";
@@ -29,7 +29,7 @@ describe("CartPanel", () => {
     window.localStorage.setItem(CART_KEY, JSON.stringify(ITEMS));
     const posted = vi.fn();
     server.use(
-      http.post(`${API}/manifests`, async ({ request }) => {
+      handle("manifests", async ({ request }) => {
         posted(await request.json());
         return new HttpResponse("{}\n", { headers: { "Content-Type": "application/x-ndjson" } });
       }),
@@ -50,7 +50,7 @@ describe("CartPanel", () => {
 
   it("explains a manifest the catalog refused", async () => {
     window.localStorage.setItem(CART_KEY, JSON.stringify(ITEMS));
-    server.use(http.post(`${API}/manifests`, () => HttpResponse.json({ detail: "give exactly one" }, { status: 422 })));
+    server.use(handle("manifests", () => HttpResponse.json({ detail: "give exactly one" }, { status: 422 })));
     const { user } = renderWithClient(<CartPanel onClose={() => {}} onOpenFile={() => {}} />);
     await user.click(screen.getByRole("button", { name: "Download manifest" }));
     expect(await screen.findByRole("alert")).toHaveTextContent("give exactly one");

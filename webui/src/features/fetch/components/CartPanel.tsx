@@ -165,7 +165,7 @@ function CartRow({ name, fileName, size, state, disabled, onOpen, onRemove }: Ca
   return (
     <li className={`cart-item ${state ? `dl-${state.status}` : ""}`}>
       <div className="cart-item-head">
-        <button type="button" className="link-button" onClick={onOpen} title={name}>
+        <button type="button" className="link-button" onClick={onOpen} title={name} aria-label={`${fileName}: show metadata`}>
           {fileName}
         </button>
         <span className="muted">{formatBytes(size)}</span>

@@ -1,18 +1,15 @@
 import { RequestProblem } from "@/components/ui/RequestProblem";
-import type { ResultRow } from "@/features/search/types";
 import { saveBlob } from "@/lib/save-file";
 import { MANIFEST_FILE, useCreateManifest } from "../api/create-manifest";
-import { useCart } from "../cart";
+import { toCartItem, useCart } from "../cart";
+import type { CartItem } from "../types";
 
 interface ResultActionsProps {
-  rows: ResultRow[];
+  /** the page of results (anything with a cart item's fields) */
+  rows: CartItem[];
   total: number;
   /** the search as a /search query string, for a manifest of every result */
   search: string;
-}
-
-export function toCartItem(row: ResultRow) {
-  return { name: row.name, fileName: row.fileName, size: row.size, sha256: row.sha256 };
 }
 
 /** What to do with the results as a whole: cart the page, or a manifest of every match. */

@@ -1,7 +1,7 @@
 // GET /files/{name}: the full record of one file. The extractor's metadata layout may grow, so
 // it is read defensively into the panel's own types.
 import { useQuery } from "@tanstack/react-query";
-import { getJson } from "@/api/client";
+import { api, call } from "@/api/client";
 import { routes } from "@/api/routes";
 import type { FileRecord } from "@/api/wire";
 import type { DimensionInfo, FileDetails, SpatialInfo, TimeInfo, VariableInfo } from "../types";
@@ -99,7 +99,11 @@ export function toFileDetails(record: FileRecord): FileDetails {
 }
 
 export async function getFile(name: string, signal?: AbortSignal): Promise<FileDetails> {
-  return toFileDetails(await getJson<FileRecord>(routes.file(name), { signal }));
+  const record = await call(
+    (signal) => api.GET(routes.file.path, { params: { path: { name } }, signal }),
+    { signal },
+  );
+  return toFileDetails(record);
 }
 
 export function useFile(name: string | null) {

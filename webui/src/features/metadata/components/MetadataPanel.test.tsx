@@ -1,7 +1,7 @@
 import { screen, within } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
-import { API, fixtures, server } from "@/testing/server";
+import { fixtures, handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { MetadataPanel } from "./MetadataPanel";
 
@@ -21,18 +21,29 @@ describe("MetadataPanel", () => {
     expect(panel).toHaveTextContent("table directory 'cfMon' disagrees");
     // variables with units, dimensions, global attributes
     const variables = within(panel).getByRole("table", { name: "Variables" });
-    expect(within(variables).getByRole("row", { name: /^fgco2/ })).toHaveTextContent("kg m-2 s-1");
+    expect(within(variables).getByRole("rowheader", { name: "fgco2" }).closest("tr")).toHaveTextContent("kg m-2 s-1");
     expect(within(panel).getByRole("table", { name: "Dimensions" })).toHaveTextContent("lat5");
     expect(within(panel).getByText("institute_id").nextElementSibling).toHaveTextContent("BNU");
     expect(panel).toHaveTextContent("ESM pre-industrial control");
     // the original file name and the path it was published from, before corrections
     expect(within(panel).getByText("Original file name").nextElementSibling).toHaveTextContent(fixtures.fileBnu.original);
     expect(within(panel).getByText("Original path").nextElementSibling).toHaveTextContent("/cfMon/r1i1p1/");
+    // a download link for browsers without NDN: the HTTP gateway
+    const link = within(panel).getByRole("link", { name: "Download over HTTP" });
+    expect(link).toHaveAttribute("href", `/data${NAME}`);
+    expect(link).toHaveAttribute("download", fixtures.fileBnu.filename);
+  });
+
+  it("escapes the name once more in the HTTP link", async () => {
+    server.use(http.get(`${API}/files/*`, () => HttpResponse.json({ ...fixtures.fileBnu, name: "/CMS/a%20b/c.root" })));
+    renderWithClient(<MetadataPanel name="/CMS/a%20b/c.root" onClose={() => {}} />);
+    const link = await screen.findByRole("link", { name: "Download over HTTP" });
+    expect(link).toHaveAttribute("href", "/data/CMS/a%2520b/c.root");
   });
 
   it("shows the canonical file name beside an original one the translator corrected", async () => {
     server.use(
-      http.get(`${API}/files/*`, () =>
+      handle("file", () =>
         HttpResponse.json({ ...fixtures.fileBnu, original: "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-170712.nc_1", original_path: null }),
       ),
     );
@@ -46,14 +57,14 @@ describe("MetadataPanel", () => {
   });
 
   it("says what went wrong when the file is gone", async () => {
-    server.use(http.get(`${API}/files/*`, () => HttpResponse.json({ detail: "no file named '/x/y.nc'" }, { status: 404 })));
+    server.use(handle("file", () => HttpResponse.json({ detail: "no file named '/x/y.nc'" }, { status: 404 })));
     renderWithClient(<MetadataPanel name="/x/y.nc" onClose={() => {}} />);
     expect(await screen.findByRole("alert")).toHaveTextContent("no file named '/x/y.nc'");
   });
 
   it("explains a record published by name only", async () => {
     server.use(
-      http.get(`${API}/files/*`, () =>
+      handle("file", () =>
         HttpResponse.json({ ...fixtures.fileBnu, metadata: null, corrections: [], history: [] }),
       ),
     );

@@ -3,9 +3,15 @@ import { CopyButton } from "@/components/ui/CopyButton";
 import { Notice } from "@/components/ui/Notice";
 import { RequestProblem } from "@/components/ui/RequestProblem";
 import { SlowNotice } from "@/components/ui/SlowNotice";
+import { dataUrl } from "@/lib/data-url";
 import { datePart, formatBytes, formatCount } from "@/lib/format";
 import { useFile } from "../api/get-file";
 import type { FileDetails } from "../types";
+import { DataTable } from "./DataTable";
+import { FactList } from "./FactList";
+
+/** "2024-05-01T10:20:30.123456+00:00" as "2024-05-01 10:20:30": to the second is enough */
+const timestamp = (iso: string) => iso.replace("T", " ").replace(/\..*$/, "");
 
 interface MetadataPanelProps {
   name: string;
@@ -55,79 +61,74 @@ function Details({
       <p className="ndn-line">
         <code className="ndn-name">{file.name}</code> <CopyButton text={file.name} label="Copy name" />
       </p>
-      {actions ? <div className="metadata-actions">{actions(file)}</div> : null}
+      <div className="metadata-actions">
+        {actions ? actions(file) : null}{" "}
+        <a
+          href={dataUrl(file.name)}
+          download={file.fileName}
+          className="button button-small"
+          title="Over HTTP from the catalog server, which fetches it over NDN (no NDN needed here)"
+        >
+          Download over HTTP
+        </a>
+      </div>
 
-      <dl className="facts">
-        <dt>Original file name</dt>
-        <dd>
-          {file.original}
-          {file.original !== file.fileName ? <span className="muted"> (published as {file.fileName})</span> : null}
-        </dd>
-        {file.originalPath ? (
-          <>
-            <dt>Original path</dt>
-            <dd>
-              <code className="original-path">{file.originalPath}</code>
-            </dd>
-          </>
-        ) : null}
-        <dt>Size</dt>
-        <dd>
-          {formatBytes(file.size)}
-          {file.size !== null ? <span className="muted"> ({formatCount(file.size)} bytes)</span> : null}
-        </dd>
-        <dt>SHA-256</dt>
-        <dd>
-          {file.sha256 ? (
+      <FactList
+        facts={[
+          [
+            "Original file name",
             <>
-              <code className="checksum">{file.sha256}</code> <CopyButton text={file.sha256} label="Copy" />
-            </>
-          ) : (
-            "not computed (published with --no-checksum)"
-          )}
-        </dd>
-        <dt>Scheme</dt>
-        <dd>{file.scheme}</dd>
-        {file.format ? (
-          <>
-            <dt>Format</dt>
-            <dd>{file.format}</dd>
-          </>
-        ) : null}
-        <dt>Published</dt>
-        <dd>{file.publishedAt.replace("T", " ").replace(/\..*$/, "")}</dd>
-      </dl>
+              {file.original}
+              {file.original !== file.fileName ? <span className="muted"> (published as {file.fileName})</span> : null}
+            </>,
+          ],
+          file.originalPath ? ["Original path", <code className="original-path">{file.originalPath}</code>] : null,
+          [
+            "Size",
+            <>
+              {formatBytes(file.size)}
+              {file.size !== null ? <span className="muted"> ({formatCount(file.size)} bytes)</span> : null}
+            </>,
+          ],
+          [
+            "SHA-256",
+            file.sha256 ? (
+              <>
+                <code className="checksum">{file.sha256}</code> <CopyButton text={file.sha256} label="Copy SHA-256" />
+              </>
+            ) : (
+              "not computed (published with --no-checksum)"
+            ),
+          ],
+          ["Scheme", file.scheme],
+          file.format ? ["Format", file.format] : null,
+          ["Published", timestamp(file.publishedAt)],
+        ]}
+      />
 
       <h4>Time coverage</h4>
       {file.time ? (
-        <dl className="facts">
-          <dt>Period</dt>
-          <dd>
-            {datePart(file.time.start) ?? "?"} – {datePart(file.time.end) ?? "?"}
-          </dd>
-          <dt>Calendar</dt>
-          <dd>{file.time.calendar ?? "not stated"}</dd>
-          {file.time.units ? (
-            <>
-              <dt>Units</dt>
-              <dd>{file.time.units}</dd>
-            </>
-          ) : null}
-          {file.time.steps !== null ? (
-            <>
-              <dt>Time steps</dt>
-              <dd>
-                {formatCount(file.time.steps)}
-                {file.time.first ? (
-                  <span className="muted">
-                    {" "}
-                    (first {file.time.first}, last {file.time.last ?? "?"})
-                  </span>
-                ) : null}
-              </dd>
-            </>
-          ) : null}
-        </dl>
+        <FactList
+          facts={[
+            ["Period", `${datePart(file.time.start) ?? "?"} – ${datePart(file.time.end) ?? "?"}`],
+            ["Calendar", file.time.calendar ?? "not stated"],
+            file.time.units ? ["Units", file.time.units] : null,
+            file.time.steps !== null
+              ? [
+                  "Time steps",
+                  <>
+                    {formatCount(file.time.steps)}
+                    {file.time.first ? (
+                      <span className="muted">
+                        {" "}
+                        (first {file.time.first}, last {file.time.last ?? "?"})
+                      </span>
+                    ) : null}
+                  </>,
+                ]
+              : null,
+          ]}
+        />
       ) : (
         <p className="hint">No time axis (a fixed field, or the header was not read).</p>
       )}
@@ -155,14 +156,7 @@ function Details({
       )}
 
       <h4>Facets</h4>
-      <dl className="facts facets-list">
-        {file.facets.map(([key, value]) => (
-          <div key={key} className="fact">
-            <dt>{key}</dt>
-            <dd>{value}</dd>
-          </div>
-        ))}
-      </dl>
+      <FactList facts={file.facets} />
 
       {file.nameOnly ? (
         <Notice tone="info" title="Published by name only">
@@ -173,72 +167,44 @@ function Details({
       {file.variables.length ? (
         <>
           <h4>Variables</h4>
-          <table className="compact" aria-label="Variables">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Units</th>
-                <th scope="col">Long name</th>
-                <th scope="col">Dimensions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {file.variables.map((v) => (
-                <tr key={v.name}>
-                  <th scope="row">
-                    <code>{v.name}</code>
-                  </th>
-                  <td>{v.units ?? "—"}</td>
-                  <td>{v.longName ?? v.standardName ?? "—"}</td>
-                  <td>
-                    {v.dimensions.length ? `(${v.dimensions.join(", ")})` : "scalar"}
-                    {v.dtype ? <span className="muted"> {v.dtype}</span> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            label="Variables"
+            columns={["Name", "Units", "Long name", "Dimensions"]}
+            rows={file.variables}
+            rowKey={(v) => v.name}
+            cells={(v) => [
+              <code>{v.name}</code>,
+              v.units ?? "—",
+              v.longName ?? v.standardName ?? "—",
+              <>
+                {v.dimensions.length ? `(${v.dimensions.join(", ")})` : "scalar"}
+                {v.dtype ? <span className="muted"> {v.dtype}</span> : null}
+              </>,
+            ]}
+          />
         </>
       ) : null}
 
       {file.dimensions.length ? (
         <>
           <h4>Dimensions</h4>
-          <table className="compact" aria-label="Dimensions">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Size</th>
-              </tr>
-            </thead>
-            <tbody>
-              {file.dimensions.map((d) => (
-                <tr key={d.name}>
-                  <th scope="row">
-                    <code>{d.name}</code>
-                  </th>
-                  <td>
-                    {d.size === null ? "?" : formatCount(d.size)}
-                    {d.unlimited ? " (unlimited)" : ""}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            label="Dimensions"
+            columns={["Name", "Size"]}
+            rows={file.dimensions}
+            rowKey={(d) => d.name}
+            cells={(d) => [
+              <code>{d.name}</code>,
+              `${d.size === null ? "?" : formatCount(d.size)}${d.unlimited ? " (unlimited)" : ""}`,
+            ]}
+          />
         </>
       ) : null}
 
       {file.globalAttributes.length ? (
         <>
           <h4>Global attributes</h4>
-          <dl className="attributes" aria-label="Global attributes">
-            {file.globalAttributes.map(([key, value]) => (
-              <div key={key} className="fact">
-                <dt>{key}</dt>
-                <dd>{value}</dd>
-              </div>
-            ))}
-          </dl>
+          <FactList facts={file.globalAttributes} variant="attributes" label="Global attributes" />
         </>
       ) : null}
 
@@ -259,7 +225,7 @@ function Details({
           <ul className="history">
             {file.history.map((h) => (
               <li key={h.seq}>
-                #{h.seq} {h.version ?? "unversioned"}, replaced {h.replacedAt.replace("T", " ").replace(/\..*$/, "")},{" "}
+                #{h.seq} {h.version ?? "unversioned"}, replaced {timestamp(h.replacedAt)},{" "}
                 {formatBytes(h.size)}
               </li>
             ))}

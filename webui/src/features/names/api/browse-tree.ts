@@ -1,14 +1,16 @@
 // GET /tree: one level of the namespace, directories with counts first, then files.
 import { useQuery } from "@tanstack/react-query";
-import { getJson } from "@/api/client";
+import { api, call } from "@/api/client";
 import { routes } from "@/api/routes";
-import type { TreeResponse } from "@/api/wire";
 import type { TreeLevel } from "../types";
 
 export const TREE_PAGE = 500;
 
 export async function browseTree(path: string, signal?: AbortSignal): Promise<TreeLevel> {
-  const body = await getJson<TreeResponse>(routes.tree(path, TREE_PAGE), { signal });
+  const body = await call(
+    (signal) => api.GET(routes.tree.path, { params: { query: { path, limit: TREE_PAGE } }, signal }),
+    { signal },
+  );
   return {
     path: body.path,
     count: body.count,

@@ -1,7 +1,7 @@
 import { screen, waitFor } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
-import { API, server } from "@/testing/server";
+import { handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { NamePrefixBox } from "./NamePrefixBox";
 
@@ -9,7 +9,7 @@ describe("NamePrefixBox", () => {
   it("completes the next name component with counts, from what was typed", async () => {
     const asked = vi.fn();
     server.use(
-      http.get(`${API}/autocomplete`, ({ request }) => {
+      handle("autocomplete", ({ request }) => {
         const prefix = new URL(request.url).searchParams.get("prefix")!;
         asked(prefix);
         const next = prefix.endsWith("/MIROC/")
@@ -26,14 +26,14 @@ describe("NamePrefixBox", () => {
     const box = screen.getByRole("combobox", { name: "NDN name" });
     await user.type(box, "/CMIP5/output1/M");
     await waitFor(() => expect(asked).toHaveBeenLastCalledWith("/CMIP5/output1/M"));
-    expect(await screen.findByRole("option", { name: /MOHC/ })).toBeInTheDocument();
+    expect(await screen.findByRole("option", { name: "MOHC/, 1 file" })).toBeInTheDocument();
     expect(box).toHaveAttribute("aria-expanded", "true");
 
     await user.keyboard("{ArrowDown}");
-    expect(box).toHaveAttribute("aria-activedescendant", screen.getByRole("option", { name: /MIROC/ }).id);
+    expect(box).toHaveAttribute("aria-activedescendant", screen.getByRole("option", { name: "MIROC/, 1 file" }).id);
     await user.keyboard("{Enter}");
     expect(box).toHaveValue("/CMIP5/output1/MIROC/");
-    expect(await screen.findByRole("option", { name: /MIROC-ESM/ })).toBeInTheDocument();
+    expect(await screen.findByRole("option", { name: "MIROC-ESM/, 1 file" })).toBeInTheDocument();
     expect(onApply).not.toHaveBeenCalled();
 
     await user.click(screen.getByRole("button", { name: "Narrow to this name" }));
@@ -49,14 +49,14 @@ describe("NamePrefixBox", () => {
 
   it("opens a file chosen among the completions", async () => {
     server.use(
-      http.get(`${API}/autocomplete`, () =>
+      handle("autocomplete", () =>
         HttpResponse.json({ prefix: "/x/", completions: [{ component: "a.nc", name: "/x/a.nc", count: 1, leaf: true }] }),
       ),
     );
     const onOpenFile = vi.fn();
     const { user } = renderWithClient(<NamePrefixBox prefix="" onApply={() => {}} onOpenFile={onOpenFile} />);
     await user.type(screen.getByRole("combobox", { name: "NDN name" }), "/x/");
-    await user.click(await screen.findByRole("option", { name: /a\.nc/ }));
+    await user.click(await screen.findByRole("option", { name: "a.nc, 1 file" }));
     expect(onOpenFile).toHaveBeenCalledWith("/x/a.nc");
   });
 });

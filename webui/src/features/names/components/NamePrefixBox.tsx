@@ -1,5 +1,5 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useId, useState } from "react";
-import { formatCount } from "@/lib/format";
+import { formatCount, plural } from "@/lib/format";
 import { useDebounced } from "@/lib/use-debounced";
 import { useAutocomplete } from "../api/autocomplete";
 import { normalizePrefix } from "../name-prefix";
@@ -97,6 +97,7 @@ export function NamePrefixBox({ prefix, onApply, onOpenFile }: NamePrefixBoxProp
               id={`${id}-opt-${i}`}
               role="option"
               aria-selected={i === active}
+              aria-label={`${entry.component}${entry.leaf ? "" : "/"}, ${plural(entry.count, "file")}`}
               className={i === active ? "active" : undefined}
               onMouseDown={(e) => e.preventDefault()} // keep focus in the input
               onClick={() => choose(entry)}

@@ -1,10 +1,12 @@
 // GET /search: one page of results (facet counts come from features/facets).
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { getJson } from "@/api/client";
+import { api, call } from "@/api/client";
+import { queryString, withExtraParams } from "@/api/query-string";
 import { routes } from "@/api/routes";
-import type { FileSummary, SearchResponse } from "@/api/wire";
-import { filterParams } from "../query-string";
-import type { ResultRow, SearchPage, SearchQuery } from "../types";
+import type { FileSummary, SearchParameters } from "@/api/wire";
+import { searchFilters } from "@/lib/search-query/query-string";
+import type { SearchQuery } from "@/lib/search-query/types";
+import type { ResultRow, SearchPage } from "../types";
 
 export function toResultRow(file: FileSummary): ResultRow {
   const fileName = file.filename ?? file.name.slice(file.name.lastIndexOf("/") + 1);
@@ -21,23 +23,26 @@ export function toResultRow(file: FileSummary): ResultRow {
   };
 }
 
-export function searchParams(query: SearchQuery): URLSearchParams {
-  const params = filterParams(query);
-  params.set("sort", query.sort);
-  params.set("offset", String(query.offset));
-  params.set("limit", String(query.limit));
-  params.set("facets", ""); // no counts here: the facet panel asks for them once per filter set
-  return params;
+/** One page: the filters, sorted and paged; no facet counts (the facet panel asks for them once per filter set). */
+function pageQuery(query: SearchQuery): { declared: SearchParameters; facets: URLSearchParams } {
+  const { declared, facets } = searchFilters(query);
+  return { declared: { ...declared, sort: query.sort, offset: query.offset, limit: query.limit, facets: "" }, facets };
 }
 
 export async function searchFiles(query: SearchQuery, signal?: AbortSignal): Promise<SearchPage> {
-  const body = await getJson<SearchResponse>(routes.search(searchParams(query)), { signal });
+  const { declared, facets } = pageQuery(query);
+  const body = await call(
+    (signal) =>
+      api.GET(routes.search.path, { params: { query: declared }, querySerializer: withExtraParams(facets), signal }),
+    { signal },
+  );
   return { total: body.total, offset: body.offset, limit: body.limit, rows: body.results.map(toResultRow) };
 }
 
 export function useSearchFiles(query: SearchQuery) {
+  const { declared, facets } = pageQuery(query);
   return useQuery({
-    queryKey: ["search", searchParams(query).toString()],
+    queryKey: ["search", queryString(declared, facets)],
     queryFn: ({ signal }) => searchFiles(query, signal),
     placeholderData: keepPreviousData,
   });

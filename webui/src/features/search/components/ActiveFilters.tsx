@@ -1,5 +1,5 @@
-import type { SearchQuery } from "../types";
-import { emptyQuery, hasFilters, removeExclusion, toggleFacetValue } from "../query-string";
+import type { SearchQuery } from "@/lib/search-query/types";
+import { emptyQuery, hasFilters, removeExclusion, toggleFacetValue } from "@/lib/search-query/query-string";
 
 interface Chip {
   id: string;

@@ -1,5 +1,6 @@
 import { formatBytes, formatCoverage } from "@/lib/format";
-import type { ResultRow, SortKey } from "../types";
+import type { SortKey } from "@/lib/search-query/types";
+import type { ResultRow } from "../types";
 import { FileNameText, NameText } from "./NameText";
 
 interface ResultsTableProps {

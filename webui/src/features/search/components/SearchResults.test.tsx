@@ -1,9 +1,9 @@
 import { screen, within } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
-import { API, fixtures, server } from "@/testing/server";
+import { fixtures, handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
-import { emptyQuery, parsePortalState } from "../query-string";
+import { emptyQuery, parsePortalState } from "@/lib/search-query/query-string";
 import { SearchResults } from "./SearchResults";
 
 const noop = () => {};
@@ -18,7 +18,7 @@ describe("SearchResults", () => {
     expect(row).toHaveTextContent(first.name);
     expect(row).toHaveTextContent("23.7 KiB");
     expect(row).toHaveTextContent("1450-01-01 – 1450-03-01");
-    expect(screen.getByRole("heading", { name: /32 files/ })).toBeInTheDocument();
+    expect(screen.getByRole("heading", { name: "32 files · 1–3 shown" })).toBeInTheDocument();
   });
 
   it("shows the original file name, and the canonical one under it when the translator renamed the file", async () => {
@@ -29,7 +29,7 @@ describe("SearchResults", () => {
       filename: "tas_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011-clim.nc",
       original: "tas_Amon_HadGEM2-ES_rcp45_r1i1p1_201512-204011_clim.nc",
     };
-    server.use(http.get(`${API}/search`, () => HttpResponse.json({ ...fixtures.searchPage, results: [renamed, first] })));
+    server.use(handle("search", () => HttpResponse.json({ ...fixtures.searchPage, results: [renamed, first] })));
     renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
     const table = await screen.findByRole("table", { name: "Results" });
     expect(within(table).getByRole("columnheader", { name: "Original file name" })).toBeInTheDocument();
@@ -45,7 +45,7 @@ describe("SearchResults", () => {
   it("asks the catalog for the query in the URL, without facet counts", async () => {
     const seen = vi.fn();
     server.use(
-      http.get(`${API}/search`, ({ request }) => {
+      handle("search", ({ request }) => {
         seen(new URL(request.url).search);
         return HttpResponse.json(fixtures.searchPage);
       }),
@@ -53,7 +53,7 @@ describe("SearchResults", () => {
     const { query } = parsePortalState("?model=HadCM3&model=CanESM2&sort=-size&offset=50");
     renderWithClient(<SearchResults query={query} {...props} />);
     await screen.findByRole("table", { name: "Results" });
-    expect(seen).toHaveBeenCalledWith("?model=HadCM3&model=CanESM2&sort=-size&offset=50&limit=50&facets=");
+    expect(seen).toHaveBeenCalledWith("?sort=-size&offset=50&limit=50&facets=&model=HadCM3&model=CanESM2");
   });
 
   it("opens a row's metadata and sorts by a column", async () => {
@@ -63,13 +63,13 @@ describe("SearchResults", () => {
     const table = await screen.findByRole("table", { name: "Results" });
     await user.click(within(table).getAllByRole("row")[1]!);
     expect(onOpen).toHaveBeenCalledWith(expect.objectContaining({ name: fixtures.searchPage.results[0]!.name }));
-    expect(within(table).getByRole("columnheader", { name: /NDN name/ })).toHaveAttribute("aria-sort", "ascending");
-    await user.click(within(table).getByRole("button", { name: /Size/ }));
+    expect(within(table).getByRole("columnheader", { name: "NDN name" })).toHaveAttribute("aria-sort", "ascending");
+    await user.click(within(table).getByRole("button", { name: "Size" }));
     expect(onQuery.mock.calls[0]![0](emptyQuery())).toMatchObject({ sort: "size", offset: 0 });
   });
 
   it("explains an empty result and offers the filters to remove", async () => {
-    server.use(http.get(`${API}/search`, () => HttpResponse.json({ total: 0, limit: 50, offset: 0, results: [], facets: {} })));
+    server.use(handle("search", () => HttpResponse.json({ total: 0, limit: 50, offset: 0, results: [], facets: {} })));
     const { query } = parsePortalState("?model=Nope");
     renderWithClient(<SearchResults query={query} {...props} emptyHelp={<p>remove model: Nope</p>} />);
     expect(await screen.findByText("No files match this search")).toBeInTheDocument();
@@ -78,7 +78,7 @@ describe("SearchResults", () => {
   });
 
   it("says the catalog is empty when nothing is published", async () => {
-    server.use(http.get(`${API}/search`, () => HttpResponse.json({ total: 0, limit: 50, offset: 0, results: [], facets: {} })));
+    server.use(handle("search", () => HttpResponse.json({ total: 0, limit: 50, offset: 0, results: [], facets: {} })));
     renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
     expect(await screen.findByText("The catalog is empty")).toBeInTheDocument();
   });
@@ -86,7 +86,7 @@ describe("SearchResults", () => {
   it("explains a refused search and retries on request", async () => {
     let calls = 0;
     server.use(
-      http.get(`${API}/search`, () => {
+      handle("search", () => {
         calls += 1;
         return calls === 1
           ? HttpResponse.json({ detail: "start='abc' is not a date such as 1850" }, { status: 400 })
@@ -102,13 +102,13 @@ describe("SearchResults", () => {
   });
 
   it("explains an unreachable catalog", async () => {
-    server.use(http.get(`${API}/search`, () => HttpResponse.error()));
+    server.use(handle("search", () => HttpResponse.error()));
     renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
     expect(await screen.findByRole("alert")).toHaveTextContent("the catalog is not reachable");
   });
 
   it("says so while a search is slow", async () => {
-    server.use(http.get(`${API}/search`, () => new Promise<never>(() => {})));
+    server.use(handle("search", () => new Promise<never>(() => {})));
     renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
     expect(await screen.findByText(/Still waiting for the catalog/, {}, { timeout: 3000 })).toBeInTheDocument();
   });

@@ -3,9 +3,10 @@ import { Notice } from "@/components/ui/Notice";
 import { RequestProblem } from "@/components/ui/RequestProblem";
 import { SlowNotice } from "@/components/ui/SlowNotice";
 import { formatCount, plural } from "@/lib/format";
+import { hasFilters, PAGE_SIZES, SORTS } from "@/lib/search-query/query-string";
+import type { SearchQuery, SortKey } from "@/lib/search-query/types";
 import { useSearchFiles } from "../api/search-files";
-import { hasFilters, PAGE_SIZES, SORTS } from "../query-string";
-import type { ResultRow, SearchQuery, SortKey } from "../types";
+import type { ResultRow } from "../types";
 import { Pager } from "./Pager";
 import { ResultsTable } from "./ResultsTable";
 
@@ -41,10 +42,10 @@ export function SearchResults(props: SearchResultsProps) {
               <>
                 {plural(page.total, "file")}
                 {page.total > page.rows.length ? (
-                  <span className="muted">
+                  <>
                     {" "}
-                    · {formatCount(page.offset + 1)}–{formatCount(page.offset + page.rows.length)} shown
-                  </span>
+                    <span className="muted">{`· ${formatCount(page.offset + 1)}–${formatCount(page.offset + page.rows.length)} shown`}</span>
+                  </>
                 ) : null}
               </>
             )

@@ -1,7 +1,7 @@
 import { screen } from "@testing-library/react";
-import { http, HttpResponse } from "msw";
+import { HttpResponse } from "msw";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { API, server } from "@/testing/server";
+import { handle, server } from "@/testing/server";
 import { renderWithClient } from "@/testing/render";
 import { StatusIndicator } from "./StatusIndicator";
 
@@ -33,7 +33,7 @@ describe("StatusIndicator", () => {
   it("shows what is down", async () => {
     FakeSocket.opens = false;
     vi.stubGlobal("WebSocket", FakeSocket);
-    server.use(http.get(`${API}/health`, () => HttpResponse.error()));
+    server.use(handle("health", () => HttpResponse.error()));
     renderWithClient(<StatusIndicator />);
     expect(await screen.findByText("Catalog unreachable")).toBeInTheDocument();
     expect(await screen.findByText("Forwarder unreachable")).toBeInTheDocument();

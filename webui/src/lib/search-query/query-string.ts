@@ -2,6 +2,8 @@
 // reads it (`?q=tas&model=HadCM3&model=CanESM2&experiment!=rcp85&sort=-size`), so a URL can be
 // shared, reloaded, or pasted after /api/v1/search. The one portal-only key, `_file`, names the
 // file whose metadata is open (facet names cannot start with "_").
+import { queryString } from "@/api/query-string";
+import type { SearchParameters } from "@/api/wire";
 import type { FacetFilter, SearchQuery, SortKey } from "./types";
 
 export const DEFAULT_SORT: SortKey = "name";
@@ -72,20 +74,35 @@ export function parsePortalState(search: string): PortalState {
   return { query, file: params.get(FILE_KEY) || null };
 }
 
-/** The catalog's /search parameters for these filters (no paging, sorting or facet options). */
-export function filterParams(query: SearchQuery): URLSearchParams {
-  const params = new URLSearchParams();
-  if (query.q.trim()) params.set("q", query.q.trim());
-  if (query.prefix) params.set("prefix", query.prefix);
-  if (query.start.trim()) params.set("start", query.start.trim());
-  if (query.end.trim()) params.set("end", query.end.trim());
-  for (const scheme of query.schemes) params.append("scheme", scheme);
+/** The filters as the catalog's /search reads them (no paging, sorting or facet options). */
+export interface SearchFilters {
+  /** the parameters the OpenAPI document declares, typed by it */
+  declared: Pick<SearchParameters, "q" | "prefix" | "start" | "end" | "scheme">;
+  /** the facet filters, named after the facets (`model=A`, `model!=B`), so never declared */
+  facets: URLSearchParams;
+}
+
+export function searchFilters(query: SearchQuery): SearchFilters {
+  const facets = new URLSearchParams();
   for (const key of Object.keys(query.filters).sort()) {
     const filter = query.filters[key]!;
-    for (const value of filter.include) params.append(key, value);
-    for (const value of filter.exclude) params.append(`${key}!`, value);
+    for (const value of filter.include) facets.append(key, value);
+    for (const value of filter.exclude) facets.append(`${key}!`, value);
   }
-  return params;
+  const declared = {
+    q: query.q.trim() || undefined,
+    prefix: query.prefix || undefined,
+    start: query.start.trim() || undefined,
+    end: query.end.trim() || undefined,
+    scheme: query.schemes.length ? query.schemes : undefined,
+  };
+  return { declared, facets };
+}
+
+/** The filters as one /search query string (also the portal URL's, and a manifest's `search`). */
+export function filterParams(query: SearchQuery): URLSearchParams {
+  const { declared, facets } = searchFilters(query);
+  return new URLSearchParams(queryString(declared, facets));
 }
 
 export function serializePortalState({ query, file }: PortalState): string {

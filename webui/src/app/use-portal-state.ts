@@ -1,7 +1,7 @@
 import { useCallback, useMemo } from "react";
 import { navigateSearch, useLocationSearch } from "@/lib/location";
-import { type PortalState, parsePortalState, serializePortalState } from "./query-string";
-import type { SearchQuery } from "./types";
+import { type PortalState, parsePortalState, serializePortalState } from "@/lib/search-query/query-string";
+import type { SearchQuery } from "@/lib/search-query/types";
 
 type Update = (state: PortalState) => PortalState;
 

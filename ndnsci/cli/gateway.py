@@ -1,0 +1,44 @@
+"""``ndnsci gateway``: the HTTP gateway to NDN data, run apart from the catalog.
+
+    ndnsci gateway [--catalog URL] [--host 127.0.0.1] [--port 8001]
+
+Serves ``GET /data/<NDN name>`` for the files the catalog at URL publishes (default:
+``$NDNSCI_CATALOG``, else http://127.0.0.1:8000), fetching their bytes over NDN through the
+forwarder at ``NDN_CLIENT_TRANSPORT``. ``ndnsci catalog serve`` serves the same routes itself;
+run this one where the HTTP users are and the catalog is elsewhere. Point ESGF records at it
+with the catalog's ``NDNSCI_GATEWAY_URL=http://<this host>:<port>/data/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "gateway",
+        help="serve published files over HTTP, fetching them over NDN",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--catalog", metavar="URL", help="the catalog whose files to serve")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8001)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ndnsci._settings import settings
+    from ndnsci.gateway.app import create_app
+
+    catalog = args.catalog or settings().catalog_url
+    print(
+        f"gateway to the files of {catalog} at http://{args.host}:{args.port}/data/",
+        file=sys.stderr,
+    )
+    uvicorn.run(create_app(catalog), host=args.host, port=args.port, log_level="info")
+    return 0

@@ -1,0 +1,138 @@
+"""The engine's bookkeeping is the same for any transport: a unit test of the engine layer with
+an in-memory transport (the real ones are tested end to end in tests/ndn), and the registry."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+
+import pytest
+from support import run_cli
+
+from ndnsci import transports
+from ndnsci._fetch import download, fetch_file
+from ndnsci._report import Interrupted
+from ndnsci.errors import FetchTimeout, IntegrityError
+from ndnsci.transports import Cancelled, Job, Received, UnknownTransportError
+
+DATA = bytes(range(256)) * 4000  # 1 MB
+SHA = hashlib.sha256(DATA).hexdigest()
+
+
+class Memory:
+    """Writes DATA into the .part; ``script`` says what each call does first."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.script: list[str] = []
+        self.jobs: list[Job] = []
+
+    def check(self, options: transports.FetchOptions) -> None:
+        pass
+
+    def receive(self, job: Job) -> Received:
+        self.jobs.append(job)
+        step = self.script.pop(0) if self.script else "ok"
+        with open(job.part, "r+b") as f:
+            if job.resume:
+                f.seek(0, 2)  # continue after what is there
+            else:
+                f.truncate(0)
+            half = len(DATA) // 2
+            if f.tell() < half:
+                f.write(DATA[f.tell() : half])
+            if step == "timeout":
+                raise FetchTimeout("no Data for 15 s")
+            if step == "stop":
+                job.stop.set()
+                raise Cancelled
+            f.write(DATA[f.tell() :])
+            if step == "garbage":
+                f.seek(0)
+                f.write(b"\xff" * 10)
+        job.progress(len(DATA), len(DATA))
+        published = "0" * 64 if step == "lie" else SHA
+        return Received(size=len(DATA), published_sha256=published, signer="memory")
+
+
+PLANE = Memory()
+
+
+def make_memory() -> Memory:
+    return PLANE
+
+
+@pytest.fixture
+def memory(monkeypatch):
+    """The in-memory transport, registered as ``memory`` (as a plugin would be)."""
+    monkeypatch.setitem(transports.BUILTIN, "memory", f"{__name__}:make_memory")
+    transports.get_transport.cache_clear()
+    PLANE.script, PLANE.jobs = [], []
+    yield PLANE
+    transports.get_transport.cache_clear()
+
+
+def test_a_transport_only_moves_bytes_the_engine_verifies_renames_and_records(memory, tmp_path):
+    outcome = fetch_file("/x/f.bin", tmp_path, transport="memory")
+    assert (outcome.status, outcome.checksum, outcome.sha256) == ("done", "verified", SHA)
+    assert (tmp_path / "f.bin").read_bytes() == DATA
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".ndnsci-fetch.jsonl", "f.bin"]
+    journal = json.loads((tmp_path / ".ndnsci-fetch.jsonl").read_text())
+    assert (journal["name"], journal["sha256"]) == ("/x/f.bin", SHA)
+    job = memory.jobs[0]
+    assert (job.part, job.state) == (
+        str(tmp_path / "f.bin.part"),
+        str(tmp_path / "f.bin.part.state"),
+    )
+
+
+def test_a_timeout_is_retried_resuming_and_a_bad_copy_from_nothing(memory, tmp_path):
+    memory.script = ["timeout", "garbage", "ok"]
+    outcome = fetch_file("/x/f.bin", tmp_path, transport="memory", retries=2)
+    assert (outcome.status, outcome.attempts) == ("done", 3)
+    assert [j.resume for j in memory.jobs] == [False, True, False]
+    assert (tmp_path / "f.bin").read_bytes() == DATA
+
+
+def test_bytes_that_differ_from_the_published_digest_are_never_put_in_place(memory, tmp_path):
+    memory.script = ["garbage"]
+    with pytest.raises(IntegrityError, match="does not match the published"):
+        fetch_file("/x/f.bin", tmp_path, transport="memory")
+    memory.script = ["lie"]
+    with pytest.raises(IntegrityError, match="does not match the published"):
+        fetch_file("/x/f.bin", tmp_path, transport="memory")
+    assert not (tmp_path / "f.bin").exists()
+
+
+def test_the_catalog_checksum_is_checked_and_a_complete_file_is_skipped(memory, tmp_path):
+    wrong = {"name": "/x/f.bin", "path": "f.bin", "sha256": "1" * 64}
+    report = download([wrong], tmp_path, progress=False, transport="memory")
+    assert "is not the catalog's" in report.failed[0].error
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # the file was removed
+    right = {**wrong, "sha256": SHA}
+    assert download([right], tmp_path, progress=False, transport="memory").done
+    again = download([right], tmp_path, progress=False, transport="memory")
+    assert [o.status for o in again.outcomes] == ["skipped"] and len(memory.jobs) == 2
+
+
+def test_stop_cancels_and_leaves_the_part_for_a_resume(memory, tmp_path):
+    memory.script = ["stop"]
+    flat = {"layout": "flat", "progress": False, "transport": "memory"}
+    with pytest.raises(Interrupted) as info:
+        download(["/x/f.bin"], tmp_path, stop=threading.Event(), **flat)
+    assert [o.status for o in info.value.report.outcomes] == ["cancelled"]
+    assert (tmp_path / "f.bin.part").stat().st_size == len(DATA) // 2
+    resumed = download(["/x/f.bin"], tmp_path, **flat)
+    assert resumed.ok and memory.jobs[-1].resume
+    assert (tmp_path / "f.bin").read_bytes() == DATA
+
+
+def test_an_unknown_transport_names_the_valid_ones(tmp_path):
+    with pytest.raises(UnknownTransportError, match="valid transports: python"):
+        download(["/x/f.bin"], tmp_path, transport="carrier-pigeon")
+    out = run_cli("fetch", "/x/f.bin", "-o", str(tmp_path), "--transport", "carrier-pigeon")
+    assert out.returncode == 2 and "unknown transport 'carrier-pigeon'" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert transports.get_transport("python").name == "python"
