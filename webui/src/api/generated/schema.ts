@@ -1336,14 +1336,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solr JSON or Solr XML, as `format` asks */
+            /** @description Solr JSON (`format=application/solr+json`) or Solr XML (the default, `format=application/solr+xml`), sent as ESGF's index nodes send them */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/solr+json": unknown;
-                    "application/solr+xml": unknown;
+                    "application/json": unknown;
+                    "application/xml": unknown;
                 };
             };
             /** @description Bad Request */
