@@ -120,10 +120,10 @@ class _Batch:
 
     def write(self, writer: bulk.Writer) -> None:
         writer.insert_history(self.history)
-        fulltext.delete(writer, self.fts_deletes)
+        writer.delete_fulltext(self.fts_deletes)
         writer.insert_files(self.inserts)
         writer.update_files(self.updates)
-        fulltext.insert(writer, self.fts_docs)
+        writer.insert_fulltext(self.fts_docs)
         writer.insert_changes(self.changes)
         tree = self.tree
         if self.parents:
@@ -214,7 +214,9 @@ def publish(session: Session, records: Sequence[Record] | Prepared) -> PublishRe
     """Insert new names, replace changed ones (keeping the old version in the history)."""
     batch = records if isinstance(records, Prepared) else prepare(records)
     result = PublishResult()
-    if not batch.rows:
+    if not batch.rows:  # nothing to write: the catalog's sequence as it is
+        last = "SELECT last_seq FROM catalog_state WHERE id = 1"
+        result.last_seq = int(session.connection().exec_driver_sql(last).scalar_one())
         return result
     writer = bulk.writer(session.connection())
     state = _State(writer)

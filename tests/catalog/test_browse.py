@@ -126,5 +126,5 @@ def test_openapi_has_stable_operation_ids(client):
     assert ids == {
         "search", "autocomplete", "browse_tree", "get_file", "retract_file", "create_manifest",
         "publish_records", "list_changes", "export_intake_esm", "export_intake_esm_csv",
-        "health", "stats",
+        "health", "limits", "stats",
     }  # fmt: skip
