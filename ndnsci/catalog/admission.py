@@ -10,17 +10,23 @@ at most ``read_wait_seconds`` (``write_wait_seconds``); beyond, the answer is a 
 ``Retry-After`` at once, never a hang. A turn lasts until the response's last byte is sent (a
 streamed manifest included: FastAPI ends a dependency after the response).
 
-Request bodies are limited by FastAPI's own ``max_body_size`` (set by the app factory from the
-settings, stated by ``GET /limits``).
+A request body is counted as it arrives (:class:`BodyLimitMiddleware`): beyond its limit
+(``max_publish_bytes`` for ``POST /publish``, ``max_body_bytes`` for any other) the answer is a
+413 naming the limit, before any of it is read when the request states its length. ``GET
+/limits`` states the limits. (FastAPI's own ``max_body_size`` answers a bare "Content Too Large"
+text that a client cannot size its next request by.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
+from typing import Any
 
-from fastapi import Request
+from fastapi import HTTPException, Request
 from fastapi.routing import APIRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ndnsci.catalog.config import Settings
 from ndnsci.catalog.errors import UnavailableError
@@ -119,3 +125,69 @@ async def admitted(request: Request) -> AsyncIterator[None]:
         yield
     finally:
         lane.leave()
+
+
+class BodyTooLarge(HTTPException):
+    """A request body beyond its limit (413). An HTTPException, so that FastAPI passes it on
+    when it is raised while FastAPI reads the body (a JSON body parameter)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            413, f"the request body is larger than {limit} bytes, the most this route takes "
+            "(GET /api/v1/limits lists the limits)"
+        )  # fmt: skip
+        self.limit = limit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"detail": self.detail, "limit": self.limit}
+
+
+class BodyLimitMiddleware:
+    """ASGI middleware: at most ``limit(scope)`` bytes of request body (see the module
+    docstring)."""
+
+    def __init__(self, app: ASGIApp, publish_path: str, publish_limit: int, limit: int) -> None:
+        self.app = app
+        self.publish_path = publish_path
+        self.publish_limit = publish_limit
+        self.other_limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        publish = scope["method"] == "POST" and scope["path"].rstrip("/") == self.publish_path
+        limit = self.publish_limit if publish else self.other_limit
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await _answer(send, 413, BodyTooLarge(limit).to_dict())
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        await self.app(scope, counted, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for key, value in scope.get("headers", ()):
+        if key == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _answer(send: Send, status: int, body: dict[str, Any]) -> None:
+    payload = json.dumps(body, separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(payload))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})

@@ -37,7 +37,9 @@ class Settings(BaseSettings):
     #: bytes of one ``POST /publish`` body (413 beyond; ``GET /limits`` states it)
     max_publish_bytes: int = 64 << 20
     #: bytes of any other request body (``POST /manifests``): unauthenticated work is bounded
-    max_body_bytes: int = 16 << 20
+    max_body_bytes: int = 4 << 20
+    #: names in one ``POST /manifests`` (each is normalised and looked up)
+    max_manifest_names: int = 10_000
     #: requests reading the database at once (searches, records, manifests...); more wait.
     #: A search is mostly CPU work in Python: more threads than cores only take turns
     max_reads: int = Field(default_factory=lambda: min(16, max(4, 2 * (os.cpu_count() or 1))))

@@ -22,10 +22,9 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
-from starlette.middleware.body_limit import MAX_BODY_SIZE_SCOPE_KEY
 from starlette.types import Scope
 
-from ndnsci.catalog.admission import Admission, admitted
+from ndnsci.catalog.admission import Admission, BodyLimitMiddleware, BodyTooLarge, admitted
 from ndnsci.catalog.api.deps import reject_nul
 from ndnsci.catalog.api.routes import export, files, publish, search, status
 from ndnsci.catalog.config import Settings, get_settings
@@ -71,7 +70,6 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         version="1",
         summary="Find science files by what they are; fetch them by NDN name.",
         lifespan=lifespan,
-        max_body_size=settings.max_body_bytes,
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -80,7 +78,13 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     # one facet index per process, following the database (tests may swap its source)
     app.state.index = FacetIndex(engine_source(index_engine))
     app.state.admission = admission
-    if settings.cors_origins:
+    app.add_middleware(
+        BodyLimitMiddleware,
+        publish_path=f"{API_PREFIX}/publish",
+        publish_limit=settings.max_publish_bytes,
+        limit=settings.max_body_bytes,
+    )
+    if settings.cors_origins:  # outermost: a 413 carries the CORS headers too
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
@@ -92,7 +96,6 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             module.router,
             prefix=API_PREFIX,
             dependencies=[Depends(admitted), Depends(reject_nul)],
-            max_body_size=settings.max_publish_bytes if module is publish else None,
         )
     app.add_exception_handler(CatalogError, _catalog_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
@@ -133,15 +136,10 @@ async def _busy(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """FastAPI's answer, but a body too large says how large a body may be."""
+    """FastAPI's answer; a body too large also says how large a body may be."""
+    if isinstance(exc, BodyTooLarge):
+        return JSONResponse(exc.to_dict(), status_code=413)
     assert isinstance(exc, HTTPException)
-    limit = request.scope.get(MAX_BODY_SIZE_SCOPE_KEY)
-    if exc.status_code == 413 and isinstance(limit, int):
-        detail = (
-            f"the request body is larger than this route takes ({limit} bytes); "
-            f"GET {API_PREFIX}/limits lists the limits"
-        )
-        return JSONResponse({"detail": detail, "limit": limit}, status_code=413)
     return await http_exception_handler(request, exc)
 
 

@@ -75,7 +75,8 @@ class FileRecord(FileSummary):
 
 class ManifestRequest(BaseModel):
     names: list[str] | None = Field(
-        default=None, max_length=100_000, description="NDN names to include"
+        default=None,
+        description="NDN names to include (at most max_manifest_names of GET /limits)",
     )
     search: str | None = Field(
         default=None,
@@ -132,6 +133,7 @@ class LimitsResponse(BaseModel):
     max_publish_records: int = Field(description="records in one POST /publish")
     max_publish_bytes: int = Field(description="bytes of one POST /publish body")
     max_body_bytes: int = Field(description="bytes of any other request body")
+    max_manifest_names: int = Field(description="names in one POST /manifests")
     max_record_bytes: int = Field(description="bytes of one record (one JSON line)")
     max_name_chars: int = Field(description="characters of a name or a relative path")
     max_value_chars: int = Field(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from ndnsci.catalog.api.deps import TokenDep, errors
 from ndnsci.catalog.database import SessionDep
-from ndnsci.catalog.errors import CatalogError, NotFoundError
+from ndnsci.catalog.errors import CatalogError, InvalidInputError, NotFoundError
 from ndnsci.catalog.facetindex import FacetIndex, Ints
 from ndnsci.catalog.ingest import chunks, retract
 from ndnsci.catalog.models import File, FileHistory, table
@@ -114,8 +115,21 @@ def create_manifest(
         state = request.app.state
         lines = _search_lines(session, state.index, body.search, state.settings.read_wait_seconds)
     else:
-        lines = _name_lines(session, body.names or [])
-    return StreamingResponse(lines, media_type="application/x-ndjson")
+        names = body.names or []
+        most = request.app.state.settings.max_manifest_names
+        if len(names) > most:
+            raise InvalidInputError(
+                f"{len(names)} names in one manifest request; at most {most} (GET /limits)"
+            )
+        lines = _name_lines(session, names)
+    return StreamingResponse(_pieces(lines), media_type="application/x-ndjson")
+
+
+def _pieces(lines: Iterator[str], size: int = 1000) -> Iterator[str]:
+    """Lines joined ``size`` at a time: a streamed response takes a worker thread for each
+    piece it pulls from a plain iterator, and one per line cost 170 us a line."""
+    while piece := "".join(islice(lines, size)):
+        yield piece
 
 
 def _search_lines(

@@ -52,6 +52,7 @@ async def limits(request: Request) -> LimitsResponse:
         max_publish_records=settings.max_publish_records,
         max_publish_bytes=settings.max_publish_bytes,
         max_body_bytes=settings.max_body_bytes,
+        max_manifest_names=settings.max_manifest_names,
         **FIELD_LIMITS,
     )
 
