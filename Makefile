@@ -75,6 +75,7 @@ bench: setup
 	$(BIN)/python bench/translate.py
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
+	$(BIN)/python bench/catalog_load.py
 	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
 	npm --prefix webui run build && node bench/webui.mjs
 

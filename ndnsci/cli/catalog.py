@@ -27,7 +27,6 @@ SHUTDOWN_SECONDS = 2
 #: seconds an idle connection is kept open: longer than clients keep theirs (httpx: 5 s), so
 #: a client never sends a request on a connection the server is closing at that moment
 KEEP_ALIVE_SECONDS = 15
-SWITCH_SECONDS = 0.001
 
 
 def register(subparsers: Any) -> None:
@@ -101,10 +100,6 @@ def run_serve(args: argparse.Namespace) -> int:
     from ndnsci.catalog.main import create_app
     from ndnsci.catalog.migrate import upgrade
 
-    # the event loop takes turns with the worker threads for the interpreter: switching every
-    # millisecond instead of five keeps /health and the accepting of requests prompt while
-    # searches run
-    sys.setswitchinterval(SWITCH_SECONDS)
     settings = Settings(db=db_url(args))
     if not args.no_migrate:
         upgrade(settings.db)

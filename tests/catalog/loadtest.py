@@ -154,9 +154,13 @@ def populate(url: str, records: list[dict[str, Any]]) -> None:
 
     engine = make_engine(url)
     try:
-        loader.load(make_sessionmaker(engine), (json.dumps(r) for r in records), batch=10_000)
+        # lines end with their newline: the loader's worker processes split batches on it
+        lines = (json.dumps(r) + "\n" for r in records)
+        done = loader.load(make_sessionmaker(engine), lines, batch=10_000)
     finally:
         engine.dispose()
+    if done.inserted + done.unchanged != len(records):
+        raise RuntimeError(f"{len(records)} records given, {done} published")
 
 
 def create_token(url: str) -> str:
@@ -270,19 +274,9 @@ def _run(
         )  # fmt: skip
         prober = threading.Thread(target=_probe_health, args=(server.base, stop, started, result))
         prober.start()
-        time.sleep(publish_after)
-        publish_started = time.monotonic()
-        try:
-            done = subprocess.run(
-                [*NDNSCI, "publish", "--records", str(tmp / "publish.jsonl"), "--catalog",
-                 server.url, "--token", token],
-                capture_output=True, text=True, timeout=seconds + 90, check=False,
-            )  # fmt: skip
-            result.publish_code = done.returncode
-            result.publish_output = (done.stdout + done.stderr)[-3000:]
-        except subprocess.TimeoutExpired:
-            result.publish_output = f"the publish did not finish within {seconds + 90:.0f} s"
-        result.publish_seconds = time.monotonic() - publish_started
+        if publish:
+            time.sleep(publish_after)
+            _publish(result, tmp, server.url, token, seconds)
         out, err = hammer.communicate(timeout=seconds + CLIENT_TIMEOUT * 3 + 60)
         stop.set()
         prober.join()
@@ -304,6 +298,22 @@ def _run(
             line for line in log.splitlines() if not line.startswith("INFO:") and line.strip()
         ][:200]
     return result
+
+
+def _publish(result: LoadResult, tmp: Path, url: str, token: str, seconds: float) -> None:
+    """``ndnsci publish --catalog`` of publish.jsonl, timed, into ``result``."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [*NDNSCI, "publish", "--records", str(tmp / "publish.jsonl"), "--catalog", url,
+             "--token", token],
+            capture_output=True, text=True, timeout=seconds + 90, check=False,
+        )  # fmt: skip
+        result.publish_code = done.returncode
+        result.publish_output = (done.stdout + done.stderr)[-3000:]
+    except subprocess.TimeoutExpired:
+        result.publish_output = f"the publish did not finish within {seconds + 90:.0f} s"
+    result.publish_seconds = time.monotonic() - started
 
 
 def _files(base: str, result: LoadResult) -> int:
