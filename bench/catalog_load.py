@@ -57,7 +57,8 @@ def report(backend: str, args: argparse.Namespace, alone: LoadResult, loaded: Lo
     def line(figure: str, value: float, unit: str) -> None:
         print(f"{backend} {figure}: {value:,.2f} {unit}", flush=True)
 
-    for label, run in (("1 client", alone), (f"{args.clients} clients + publish", loaded)):
+    loaded_label = f"{args.clients} clients" + (" + publish" if args.publish else "")
+    for label, run in (("1 client", alone), (loaded_label, loaded)):
         line(f"search p50, {label}", statistics.median(run.latencies) * 1000, "ms")
         line(f"search p95, {label}", run.percentile(0.95) * 1000, "ms")
         line(f"searches answered/s, {label}", len(run.latencies) / args.seconds, "/s")
@@ -68,7 +69,8 @@ def report(backend: str, args: argparse.Namespace, alone: LoadResult, loaded: Lo
     line("503 share under load", loaded.shed_share() * 100, "%")
     print(f"{backend} errors other than 503 under load: {len(loaded.errors)}", flush=True)
     line("/health worst under load", loaded.worst_health() * 1000, "ms")
-    line(f"publish of {args.publish} records under load", loaded.publish_seconds, "s")
+    if args.publish:
+        line(f"publish of {args.publish} records under load", loaded.publish_seconds, "s")
     line("SIGTERM to exit under load", loaded.stop_seconds, "s")
 
 
