@@ -27,6 +27,11 @@ SHUTDOWN_SECONDS = 2
 #: seconds an idle connection is kept open: longer than clients keep theirs (httpx: 5 s), so
 #: a client never sends a request on a connection the server is closing at that moment
 KEEP_ALIVE_SECONDS = 15
+#: the interpreter's switch interval while serving: the event loop (accepting requests,
+#: /health) takes turns for the GIL with the worker threads running searches and publishes;
+#: at Python's default 5 ms one /health of tests/catalog/test_load.py took 1.6 s (a loaded
+#: machine; not a controlled comparison)
+SWITCH_SECONDS = 0.001
 
 
 def register(subparsers: Any) -> None:
@@ -100,6 +105,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from ndnsci.catalog.main import create_app
     from ndnsci.catalog.migrate import upgrade
 
+    sys.setswitchinterval(SWITCH_SECONDS)
     settings = Settings(db=db_url(args))
     if not args.no_migrate:
         upgrade(settings.db)
