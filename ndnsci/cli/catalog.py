@@ -29,8 +29,8 @@ SHUTDOWN_SECONDS = 2
 KEEP_ALIVE_SECONDS = 15
 #: the interpreter's switch interval while serving: the event loop (accepting requests,
 #: /health) takes turns for the GIL with the worker threads running searches and publishes;
-#: at Python's default 5 ms one /health of tests/catalog/test_load.py took 1.6 s (a loaded
-#: machine; not a controlled comparison)
+#: a shorter wait for the event loop's turn. Not proven: on a machine at load ~10, one /health
+#: of tests/catalog/test_load.py[postgresql] took 1.6 s with and without it
 SWITCH_SECONDS = 0.001
 
 
