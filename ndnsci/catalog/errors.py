@@ -4,7 +4,8 @@ CatalogError            400 and friends, with a message and optional extra field
 ├── UnknownFacetError   400, lists the valid facets
 ├── NotFoundError       404
 ├── ConflictError       409 (a name another site of the federation holds)
-└── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
+├── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
+└── UnavailableError    503 with Retry-After (too busy now, or the database does not answer)
 """
 
 from __future__ import annotations
@@ -54,3 +55,11 @@ class ConflictError(CatalogError):
 
 class InvalidInputError(CatalogError):
     status = 422
+
+
+class UnavailableError(CatalogError):
+    status = 503
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -79,7 +79,8 @@ class FileRecord(FileSummary):
 
 class ManifestRequest(BaseModel):
     names: list[str] | None = Field(
-        default=None, max_length=100_000, description="NDN names to include"
+        default=None,
+        description="NDN names to include (at most max_manifest_names of GET /limits)",
     )
     search: str | None = Field(
         default=None,
@@ -169,6 +170,27 @@ class ConflictsResponse(BaseModel):
 class HealthResponse(BaseModel):
     status: str
     database: str
+    instance: str = Field(description="this server process (changes at every start)")
+    load: dict[str, dict[str, int]] = Field(
+        description="per lane (reads, writes): turns, running, waiting, refused (503) so far"
+    )
+
+
+class LimitsResponse(BaseModel):
+    """What one request may carry (larger is refused: 413, or 422 naming the record)."""
+
+    max_publish_records: int = Field(description="records in one POST /publish")
+    max_publish_bytes: int = Field(description="bytes of one POST /publish body")
+    max_body_bytes: int = Field(description="bytes of any other request body")
+    max_manifest_names: int = Field(description="names in one POST /manifests")
+    max_record_bytes: int = Field(description="bytes of one record (one JSON line)")
+    max_name_chars: int = Field(description="characters of a name or a relative path")
+    max_value_chars: int = Field(
+        description="characters of a facet value, a correction's message, a version, ..."
+    )
+    max_facets: int = Field(description="facets of one record")
+    max_corrections: int = Field(description="corrections of one record")
+    max_metadata_bytes: int = Field(description="bytes of a record's metadata as JSON")
 
 
 class StatsResponse(BaseModel):

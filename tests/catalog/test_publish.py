@@ -133,12 +133,14 @@ def test_a_failing_batch_leaves_the_committed_ones_intact(
     client, publish, token, session, monkeypatch
 ):
     publish(list(cmip5_records()[:5]))
-    from ndnsci.catalog import fulltext
+    from ndnsci.catalog import bulk
 
     def crash(*_args: Any) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(fulltext, "insert", crash)
+    # the last write of a batch but one: the files are written, the transaction is not done
+    monkeypatch.setattr(bulk.Writer, "insert_fulltext", crash)
+    monkeypatch.setattr(bulk.PostgresWriter, "insert_fulltext", crash)
     with pytest.raises(RuntimeError):
         client.post("/publish", content=ndjson(list(cmip5_records()[5:10])), headers=auth(token))
     session.rollback()

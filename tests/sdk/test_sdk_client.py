@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
 import ndnsci
 from ndnsci.errors import (
+    CatalogError,
     CatalogUnavailableError,
     NdnsciError,
     NotInCatalogError,
@@ -110,6 +112,57 @@ def test_manifest_of_a_search_and_of_names(cat):
     assert len(entries) == 3 and all(isinstance(e, ndnsci.ManifestEntry) for e in entries)
     mixed = cat.manifest([entries[0].name, "/CMIP5/nope/x.nc"])
     assert mixed[0] == entries[0] and mixed[1] == ("/CMIP5/nope/x.nc", "not found")
+
+
+def test_many_names_go_in_pieces_the_catalog_takes(stack, tmp_path):
+    """The catalog states how many names one manifest request may carry; the client obeys."""
+    from catalog.loadtest import Server
+
+    db = f"sqlite:///{stack.workdir / 'catalog.db'}"
+    server = Server(db, tmp_path / "catalog.log", env={"NDNSCI_MAX_MANIFEST_NAMES": "3"})
+    try:
+        server.wait()
+        with ndnsci.Catalog(server.url) as cat:
+            names = [f.name for f in cat.search(scheme="cmip5")] + ["/CMIP5/nope/x.nc"]
+            assert cat.limits()["max_manifest_names"] == 3
+            entries = cat.manifest(names)
+            pieces = server.log.read_text().count("POST /api/v1/manifests")
+
+            async def asynchronously():
+                async with ndnsci.AsyncCatalog(server.url) as acat:
+                    return await acat.manifest(names)
+
+            assert asyncio.run(asynchronously()) == entries
+    finally:
+        server.terminate()
+    assert len(names) == 34 and pieces == 12  # ceil(34 / 3)
+    assert [e.name for e in entries[:-1]] == names[:-1]  # type: ignore[union-attr]
+    assert entries[-1] == ("/CMIP5/nope/x.nc", "not found")
+
+
+def test_a_busy_catalog_is_asked_again_after_its_retry_after():
+    import httpx
+
+    asked = []
+
+    def busy_twice(request: httpx.Request) -> httpx.Response:
+        asked.append(time.monotonic())
+        if len(asked) <= 2:
+            return httpx.Response(503, headers={"Retry-After": "0.2"}, json={"detail": "busy"})
+        return httpx.Response(200, json={"status": "ok"})
+
+    with ndnsci.Catalog("http://catalog.test", transport=httpx.MockTransport(busy_twice)) as cat:
+        assert cat.health() == {"status": "ok"}
+    assert len(asked) == 3 and asked[2] - asked[0] >= 0.4
+
+    def always_busy(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "too busy"})
+
+    with (
+        ndnsci.Catalog("http://catalog.test", transport=httpx.MockTransport(always_busy)) as cat,
+        pytest.raises(CatalogError, match="answered 503: too busy"),
+    ):
+        cat.health()
 
 
 def test_url_default_from_the_environment(stack, monkeypatch):

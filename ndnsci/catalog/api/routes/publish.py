@@ -45,12 +45,12 @@ async def publish_records(
     """
     body = await request.body()
     limit = request.app.state.settings.max_publish_records
-    try:
-        records = parse_lines(body.splitlines(), limit=limit)
-    except RecordError as exc:
-        raise InvalidInputError(str(exc), line=exc.line) from None
 
-    def write() -> PublishResponse:
+    def write() -> PublishResponse:  # in a worker thread: parsing is CPU work too
+        try:
+            records = parse_lines(body.splitlines(), limit=limit)
+        except RecordError as exc:
+            raise InvalidInputError(str(exc), line=exc.line) from None
         result = publish(session, records)
         session.commit()
         conflicting = [{"name": n, "held_by": site} for n, site in result.conflicts]

@@ -216,8 +216,32 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health */
+        /**
+         * Health
+         * @description Answers at once under any load: the database is asked every second on a connection and
+         *     a thread of its own; ``instance`` names this server process, ``load`` says how busy it is.
+         */
         get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Limits
+         * @description What one request may carry: a client sizes its batches by these.
+         */
+        get: operations["limits"];
         put?: never;
         post?: never;
         delete?: never;
@@ -542,6 +566,20 @@ export interface components {
             status: string;
             /** Database */
             database: string;
+            /**
+             * Instance
+             * @description this server process (changes at every start)
+             */
+            instance: string;
+            /**
+             * Load
+             * @description per lane (reads, writes): turns, running, waiting, refused (503) so far
+             */
+            load: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
         };
         /** HistoryEntry */
         HistoryEntry: {
@@ -556,11 +594,67 @@ export interface components {
             /** Sha256 */
             sha256: string | null;
         };
+        /**
+         * LimitsResponse
+         * @description What one request may carry (larger is refused: 413, or 422 naming the record).
+         */
+        LimitsResponse: {
+            /**
+             * Max Publish Records
+             * @description records in one POST /publish
+             */
+            max_publish_records: number;
+            /**
+             * Max Publish Bytes
+             * @description bytes of one POST /publish body
+             */
+            max_publish_bytes: number;
+            /**
+             * Max Body Bytes
+             * @description bytes of any other request body
+             */
+            max_body_bytes: number;
+            /**
+             * Max Manifest Names
+             * @description names in one POST /manifests
+             */
+            max_manifest_names: number;
+            /**
+             * Max Record Bytes
+             * @description bytes of one record (one JSON line)
+             */
+            max_record_bytes: number;
+            /**
+             * Max Name Chars
+             * @description characters of a name or a relative path
+             */
+            max_name_chars: number;
+            /**
+             * Max Value Chars
+             * @description characters of a facet value, a correction's message, a version, ...
+             */
+            max_value_chars: number;
+            /**
+             * Max Facets
+             * @description facets of one record
+             */
+            max_facets: number;
+            /**
+             * Max Corrections
+             * @description corrections of one record
+             */
+            max_corrections: number;
+            /**
+             * Max Metadata Bytes
+             * @description bytes of a record's metadata as JSON
+             */
+            max_metadata_bytes: number;
+        };
         /** ManifestRequest */
         ManifestRequest: {
             /**
              * Names
-             * @description NDN names to include
+             * @description NDN names to include (at most max_manifest_names of GET /limits)
              */
             names?: string[] | null;
             /**
@@ -1210,6 +1304,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    limits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsResponse"];
                 };
             };
         };
