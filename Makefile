@@ -78,6 +78,7 @@ bench: setup
 	$(BIN)/python bench/translate.py
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
+	$(BIN)/python bench/catalog_load.py
 	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
 	$(BIN)/python bench/esgf.py --files 1000000 --size-mb 1024 --rounds 3
 	$(BIN)/python bench/federation.py --records 100000

@@ -7,7 +7,9 @@ by ``import ndnsci``.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections import deque
 from collections.abc import (
     AsyncIterable,
@@ -55,6 +57,10 @@ API = "/api/v1/"
 PAGE_SIZE = 500  # the server's limit is 1000; 500 rows are ~0.5 MB of JSON
 FacetValue = str | AbcSequence[str]
 FIXED_COLUMNS = ("name", "filename", "scheme", "size", "sha256", "time_start", "time_end")
+#: how often a request the catalog refused as too busy (503) is sent again, after the wait its
+#: Retry-After asks for (at most MAX_RETRY_AFTER seconds each)
+BUSY_RETRIES = 5
+MAX_RETRY_AFTER = 30.0
 
 
 def catalog_url(url: str | None = None) -> str:
@@ -309,6 +315,41 @@ def _unavailable(exc: Exception, base: str) -> CatalogUnavailableError:
     )
 
 
+def _busy_wait(response: httpx.Response) -> float | None:
+    """Seconds to wait before sending a request again that the catalog refused as too busy
+    (503, with Retry-After); None for any other answer."""
+    if response.status_code != 503:
+        return None
+    try:
+        return min(MAX_RETRY_AFTER, max(0.0, float(response.headers.get("retry-after", "1"))))
+    except ValueError:
+        return 1.0
+
+
+def _manifest_bodies(
+    what: SearchResults | AsyncSearchResults | Query | str | Iterable[str],
+    limits: Mapping[str, int],
+) -> list[Any]:
+    """The request bodies of a manifest: a search in one; names in pieces the catalog takes
+    (``max_manifest_names`` and ``max_body_bytes`` of its ``GET /limits``)."""
+    body = _manifest_body(what)
+    if "names" not in body:
+        return [body]
+    most = limits.get("max_manifest_names") or len(body["names"]) or 1
+    room = (limits.get("max_body_bytes") or 1 << 62) - 64  # {"names": [...]}
+    bodies: list[Any] = []
+    piece: list[str] = []
+    size = 0
+    for name in body["names"]:
+        cost = len(json.dumps(name)) + 2
+        if piece and (len(piece) >= most or size + cost > room):
+            bodies.append({"names": piece})
+            piece, size = [], 0
+        piece.append(name)
+        size += cost
+    return [*bodies, {"names": piece}] if piece or not bodies else bodies
+
+
 # --- the synchronous client ----------------------------------------------------------------------
 
 
@@ -357,6 +398,7 @@ class Catalog:
         self._http: httpx.Client = _httpx().Client(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
+        self._limits: dict[str, int] | None = None
 
     def __repr__(self) -> str:
         return f"Catalog({self.url!r})"
@@ -371,13 +413,33 @@ class Catalog:
         self._http.close()
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return _check(self._send(method, path, **kwargs), self.url)
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The answer, once the catalog is not too busy (503s are sent again, see
+        BUSY_RETRIES)."""
         import httpx
 
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
-        return _check(response, self.url)
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                raise _unavailable(exc, self.url) from exc
+            wait = _busy_wait(response)
+            if wait is None or attempt == BUSY_RETRIES:
+                break
+            time.sleep(wait)
+        return response
+
+    def limits(self) -> dict[str, int]:
+        """What one request may carry (``GET /limits``), asked once; empty from a catalog that
+        does not say."""
+        if self._limits is None:
+            try:
+                self._limits = dict(self._request("GET", "limits"))
+            except NotInCatalogError:
+                self._limits = {}
+        return self._limits
 
     # searching ----------------------------------------------------------------------------------
 
@@ -487,7 +549,7 @@ class Catalog:
         return answer
 
     def health(self) -> dict[str, Any]:
-        """The service and its database answer; what a publish request may carry."""
+        """The service and its database answer; how busy it is."""
         answer: dict[str, Any] = self._request("GET", "health")
         return answer
 
@@ -514,7 +576,7 @@ class Catalog:
         batch: int | None = None,
         on_batch: Callable[[PublishBatch], None] | None = None,
     ) -> PublishReport:
-        """Publish records in the batches the catalog accepts (its ``/health`` says them).
+        """Publish records in the batches the catalog accepts (its :meth:`limits`).
 
         ``records`` are JSON lines (``ndnsci translate --json``: passed on unparsed), mappings,
         or described files (``ndnsci._describe.Record``), read as they come: any number, in
@@ -538,7 +600,7 @@ class Catalog:
         from concurrent.futures import ThreadPoolExecutor
 
         headers = _token_headers(token or self.token, self.url)
-        batcher = Batcher(PublishLimits.from_health(self.health()), batch)
+        batcher = Batcher(PublishLimits.from_limits(self.limits()), batch)
         run = _PublishRun(batcher, on_batch)
         params = {"replace": "true"} if replace else {}
         items = iter(records)
@@ -551,14 +613,14 @@ class Catalog:
                         break
                     self._settle(run, *inflight.popleft())
                 elif pending.items:
-                    inflight.append((pending, self._send(pool, pending, params, headers)))
+                    inflight.append((pending, self._post_batch(pool, pending, params, headers)))
                     if len(inflight) >= PIPELINE:
                         self._settle(run, *inflight.popleft())
                 else:
                     run.finish(pending)
         return run.report()
 
-    def _send(
+    def _post_batch(
         self, pool: ThreadPoolExecutor, pending: Pending, params: Any, headers: Any
     ) -> Future[Any]:
         """Post ``pending``; return once its body is sent, so requests arrive in order."""
@@ -584,14 +646,17 @@ class Catalog:
             response = future.result()
         except httpx.TransportError as exc:
             raise run.gone(exc, self.url) from exc
-        run.settle(_publish_answer(response, pending, run.batcher, self.url), pending)
+        answer = _publish_answer(response, pending, run.batcher, self.url)
+        time.sleep(answer.wait)
+        run.settle(answer, pending)
 
     # manifests and exports ----------------------------------------------------------------------
 
     def manifest(
         self, what: SearchResults | Query | str | Iterable[str]
     ) -> list[ManifestEntry | tuple[str, str]]:
-        """What to fetch for a search (or a list of names), in one request.
+        """What to fetch for a search (or a list of names): one request for a search, names in
+        pieces of the size the catalog takes (its :meth:`limits`).
 
         Returns a :class:`ManifestEntry` per file; for a name the catalog does not hold,
         ``(name, reason)`` instead, so a caller can report it and go on.
@@ -599,21 +664,33 @@ class Catalog:
         Raises:
             QueryError, UnknownFacetError: the search is refused.
         """
+        entries: list[ManifestEntry | tuple[str, str]] = []
+        bodies = _manifest_bodies(what, {} if _is_search(what) else self.limits())
+        for body in bodies:
+            entries += self._manifest_piece(body)
+        return entries
+
+    def _manifest_piece(self, body: Any) -> list[ManifestEntry | tuple[str, str]]:
         import httpx
 
-        body = _manifest_body(what)
-        entries: list[ManifestEntry | tuple[str, str]] = []
-        try:
-            with self._http.stream("POST", "manifests", json=body) as response:
-                if not response.is_success:
-                    response.read()
-                    _check(response, self.url)
-                for number, line in enumerate(response.iter_lines(), start=1):
-                    if line.strip():
-                        entries.append(parse_line(line, number))
-        except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
-        return entries
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                with self._http.stream("POST", "manifests", json=body) as response:
+                    if not response.is_success:
+                        response.read()
+                        wait = _busy_wait(response)
+                        if wait is not None and attempt < BUSY_RETRIES:
+                            time.sleep(wait)
+                            continue
+                        _check(response, self.url)
+                    return [
+                        parse_line(line, number)
+                        for number, line in enumerate(response.iter_lines(), start=1)
+                        if line.strip()
+                    ]
+            except httpx.TransportError as exc:
+                raise _unavailable(exc, self.url) from exc
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def to_intake_esm(
         self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
@@ -641,12 +718,7 @@ class Catalog:
         return _esm_datastore(spec, text, local)
 
     def _text(self, path: str, params: Mapping[str, str]) -> str:
-        import httpx
-
-        try:
-            response = self._http.get(path, params=params)
-        except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
+        response = self._send("GET", path, params=params)
         if not response.is_success:
             _check(response, self.url)
         return response.text
@@ -658,6 +730,10 @@ def _file_path(name: str) -> str:
 
 def _scheme_param(scheme: str | None) -> dict[str, str]:
     return {"scheme": scheme} if scheme else {}
+
+
+def _is_search(what: object) -> bool:
+    return isinstance(what, SearchResults | AsyncSearchResults | Query | str)
 
 
 def _manifest_body(what: SearchResults | AsyncSearchResults | Query | str | Iterable[str]) -> Any:
@@ -711,6 +787,10 @@ def _token_headers(token: str | None, base: str) -> dict[str, str]:
 def _publish_answer(
     response: httpx.Response, pending: Pending, batcher: Batcher, base: str
 ) -> Answer:
+    wait = _busy_wait(response)
+    if wait is not None and pending.attempts < BUSY_RETRIES:  # too busy now: again, later
+        pending.attempts += 1
+        return Answer(resend=[pending], wait=wait)
     try:
         body = response.json()
     except ValueError:
@@ -766,7 +846,7 @@ class _PublishRun:
             self.on_batch(batch)
 
     def gone(self, exc: Exception, base: str) -> CatalogUnavailableError:
-        """The error for a catalog that answered ``/health`` and then stopped answering: one
+        """The error for a catalog that answered ``/limits`` and then stopped answering: one
         message whether it dropped a request or refused the next connection (a killed server
         does either, by timing), saying what stays published."""
         return CatalogUnavailableError(
@@ -920,6 +1000,7 @@ class AsyncCatalog:
         self._http: httpx.AsyncClient = _httpx().AsyncClient(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
+        self._limits: dict[str, int] | None = None
 
     def __repr__(self) -> str:
         return f"AsyncCatalog({self.url!r})"
@@ -934,13 +1015,28 @@ class AsyncCatalog:
         await self._http.aclose()
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """:meth:`Catalog._request` (503s are sent again, see BUSY_RETRIES)."""
         import httpx
 
-        try:
-            response = await self._http.request(method, path, **kwargs)
-        except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                response = await self._http.request(method, path, **kwargs)
+            except httpx.TransportError as exc:
+                raise _unavailable(exc, self.url) from exc
+            wait = _busy_wait(response)
+            if wait is None or attempt == BUSY_RETRIES:
+                break
+            await asyncio.sleep(wait)
         return _check(response, self.url)
+
+    async def limits(self) -> dict[str, int]:
+        """:meth:`Catalog.limits`."""
+        if self._limits is None:
+            try:
+                self._limits = dict(await self._request("GET", "limits"))
+            except NotInCatalogError:
+                self._limits = {}
+        return self._limits
 
     async def search(
         self,
@@ -1032,7 +1128,7 @@ class AsyncCatalog:
             CatalogError, CatalogUnavailableError: as :meth:`Catalog.publish`.
         """
         headers = _token_headers(token or self.token, self.url)
-        batcher = Batcher(PublishLimits.from_health(await self.health()), batch)
+        batcher = Batcher(PublishLimits.from_limits(await self.limits()), batch)
         run = _PublishRun(batcher, on_batch)
         params = {"replace": "true"} if replace else {}
         items = _aiter(records)
@@ -1045,7 +1141,7 @@ class AsyncCatalog:
                         break
                     await self._settle(run, *inflight.popleft())
                 elif pending.items:
-                    inflight.append((pending, await self._send(pending, params, headers)))
+                    inflight.append((pending, await self._post_batch(pending, params, headers)))
                     if len(inflight) >= PIPELINE:
                         await self._settle(run, *inflight.popleft())
                 else:
@@ -1055,7 +1151,7 @@ class AsyncCatalog:
                 task.cancel()
         return run.report()
 
-    async def _send(self, pending: Pending, params: Any, headers: Any) -> asyncio.Task[Any]:
+    async def _post_batch(self, pending: Pending, params: Any, headers: Any) -> asyncio.Task[Any]:
         """Post ``pending``; return once its body is sent, so requests arrive in order."""
         import asyncio
 
@@ -1080,29 +1176,43 @@ class AsyncCatalog:
             response = await task
         except httpx.TransportError as exc:
             raise run.gone(exc, self.url) from exc
-        run.settle(_publish_answer(response, pending, run.batcher, self.url), pending)
+        answer = _publish_answer(response, pending, run.batcher, self.url)
+        await asyncio.sleep(answer.wait)
+        run.settle(answer, pending)
 
     async def manifest(
         self, what: AsyncSearchResults | Query | str | Iterable[str]
     ) -> list[ManifestEntry | tuple[str, str]]:
         """:meth:`Catalog.manifest`."""
+        entries: list[ManifestEntry | tuple[str, str]] = []
+        limits = {} if _is_search(what) else await self.limits()
+        for body in _manifest_bodies(what, limits):
+            entries += await self._manifest_piece(body)
+        return entries
+
+    async def _manifest_piece(self, body: Any) -> list[ManifestEntry | tuple[str, str]]:
         import httpx
 
-        body = _manifest_body(what)
-        entries: list[ManifestEntry | tuple[str, str]] = []
-        try:
-            async with self._http.stream("POST", "manifests", json=body) as response:
-                if not response.is_success:
-                    await response.aread()
-                    _check(response, self.url)
-                number = 0
-                async for line in response.aiter_lines():
-                    number += 1
-                    if line.strip():
-                        entries.append(parse_line(line, number))
-        except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
-        return entries
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                async with self._http.stream("POST", "manifests", json=body) as response:
+                    if not response.is_success:
+                        await response.aread()
+                        wait = _busy_wait(response)
+                        if wait is not None and attempt < BUSY_RETRIES:
+                            await asyncio.sleep(wait)
+                            continue
+                        _check(response, self.url)
+                    entries = []
+                    number = 0
+                    async for line in response.aiter_lines():
+                        number += 1
+                        if line.strip():
+                            entries.append(parse_line(line, number))
+                    return entries
+            except httpx.TransportError as exc:
+                raise _unavailable(exc, self.url) from exc
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def to_intake_esm(
         self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None

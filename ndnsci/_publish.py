@@ -1,13 +1,15 @@
 """Publishing to a catalog server in batches it accepts: what :meth:`Catalog.publish` and
 :meth:`AsyncCatalog.publish` share (the HTTP itself is theirs).
 
-The server states its limits (``GET /health``: ``publish.max_records`` records and
-``publish.max_bytes`` bytes per request); batches are cut to fit them, and a request refused
+The server states its limits (``GET /limits``: ``max_publish_records`` records and
+``max_publish_bytes`` bytes per request); batches are cut to fit them, and a request refused
 as too large (413 ``batch-too-large``, limits restated) is cut again and re-sent: a limit is
 never taken for a bad record. A request with bad lines is refused whole (422
 ``invalid-records``) with every bad line listed: they are reported and the rest is sent once
-more, so finding them costs one extra request, never one per line. Items are read as they come
-and at most two batches are held, so a stream of any length publishes in bounded memory.
+more, so finding them costs one extra request, never one per line. A request refused as too
+busy (503) is sent again after its ``Retry-After``, as every SDK request is. Items are read
+as they come and at most two batches are held, so a stream of any length publishes in bounded
+memory.
 
 Each item is one record: a JSON line (``str``/``bytes``, e.g. ``ndnsci translate --json``
 output, passed through unparsed), a mapping, or a described file (:class:`Publishable`, such as
@@ -39,17 +41,18 @@ PublishItem = Publishable | Mapping[str, Any] | str | bytes
 
 @dataclass(frozen=True)
 class PublishLimits:
-    """What one publish request may carry (the catalog states it in ``/health``)."""
+    """What one publish request may carry (the catalog states it in ``GET /limits``)."""
 
     max_records: int
     max_bytes: int
 
     @classmethod
-    def from_health(cls, answer: Mapping[str, Any]) -> PublishLimits:
-        stated = answer.get("publish")
-        if not isinstance(stated, Mapping):
-            return FALLBACK_LIMITS  # a catalog that states none: batches any catalog takes
-        return cls(int(stated["max_records"]), int(stated["max_bytes"]))
+    def from_limits(cls, stated: Mapping[str, Any]) -> PublishLimits:
+        """From the catalog's ``GET /limits``; FALLBACK_LIMITS from one that states none."""
+        records, size = stated.get("max_publish_records"), stated.get("max_publish_bytes")
+        if not isinstance(records, int) or not isinstance(size, int):
+            return FALLBACK_LIMITS  # batches any catalog takes
+        return cls(records, size)
 
 
 #: for a catalog that states no limits
@@ -155,6 +158,8 @@ class Pending:
     encoded: list[bytes] = field(default_factory=list)
     size: int = 0
     refused: list[Refused] = field(default_factory=list)
+    #: times the catalog answered it was too busy (503) and it was sent again
+    attempts: int = 0
 
     def body(self) -> bytes:
         return b"".join(self.encoded)
@@ -259,11 +264,13 @@ def source_of(item: Any, line: int) -> str:
 
 @dataclass
 class Answer:
-    """What a publish answer means: a finished batch, batches to send (again), new limits."""
+    """What a publish answer means: a finished batch, batches to send (again, after ``wait``
+    seconds), new limits."""
 
     batch: PublishBatch | None = None
     resend: list[Pending] = field(default_factory=list)
     limits: PublishLimits | None = None
+    wait: float = 0.0
 
 
 def interpret(status: int, body: Any, pending: Pending, batcher: Batcher) -> Answer | None:

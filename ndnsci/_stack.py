@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,6 +48,9 @@ class LocalStack:
     ``port`` is the catalog's (0: any free port); ``forwarder="private"`` starts a forwarder of
     its own on a socket in the working directory, ``"shared"`` uses the one at
     ``NDN_CLIENT_TRANSPORT`` (or the default socket), starting it there if none runs.
+    ``ws_port`` is the WebSocket port of a forwarder it starts (0: any free port; default: 9696
+    for the shared one, which the portal expects, any free port for a private one); a port in
+    use is an error, never silently another port.
 
     Example::
 
@@ -95,6 +99,8 @@ class LocalStack:
         self._child_env: dict[str, str] = {}
         self._saved_env: dict[str, str | None] = {}
         self._running = False
+        #: names the catalog this stack starts (``GET /health`` says it)
+        self._instance = uuid.uuid4().hex
 
     # --- starting ---------------------------------------------------------------------------
 
@@ -144,8 +150,15 @@ class LocalStack:
                 return
         else:
             sock = self.workdir / "fw" / "nfd.sock"
-        wanted = self.ws_port or (DEFAULT_WS_PORT if self.forwarder_mode == "shared" else 0)
-        self.ws_port = wanted if wanted and not port_in_use(wanted) else free_port()
+        wanted = self.ws_port
+        if wanted is None:
+            wanted = DEFAULT_WS_PORT if self.forwarder_mode == "shared" else 0
+        if wanted and port_in_use(wanted):
+            raise StackError(
+                f"the forwarder's WebSocket port {wanted} is in use (another forwarder?): pass "
+                "another port (--ws-port N), or --ws-port 0 for any free port"
+            )
+        self.ws_port = wanted or free_port()
         env["NDNSCI_FW_WS_PORT"] = str(self.ws_port)
         self._say(f"forwarder: starting on {sock} (WebSocket 127.0.0.1:{self.ws_port})")
         try:
@@ -193,16 +206,21 @@ class LocalStack:
             "catalog",
             ["catalog", "serve", "--db", self._db_url, "--host", "127.0.0.1", "--port",
              str(port), "--no-migrate"],
+            NDNSCI_INSTANCE=self._instance,
         )  # fmt: skip
         self._wait(self._healthy, "catalog", f"answer at {self.catalog_url}")
         self._say(f"catalog: {self.catalog_url}/api/v1/")
 
     def _healthy(self) -> bool:
+        """Our catalog answers: the server on the port is the one this stack started (two
+        stacks started at the same moment both find the port free; the second's catalog
+        cannot bind it and must not take the first's answer for its own)."""
         import httpx
 
         try:
-            return httpx.get(f"{self.catalog_url}/api/v1/health", timeout=1.0).is_success
-        except httpx.HTTPError:
+            response = httpx.get(f"{self.catalog_url}/api/v1/health", timeout=1.0)
+            return response.is_success and response.json().get("instance") == self._instance
+        except (httpx.HTTPError, ValueError, AttributeError):
             return False
 
     def _start_producer(self) -> None:
@@ -238,14 +256,14 @@ class LocalStack:
     def _env(self, **extra: str) -> dict[str, str]:
         return {**os.environ, **self._child_env, **extra}
 
-    def _spawn(self, part: str, args: list[str]) -> None:
+    def _spawn(self, part: str, args: list[str], **env: str) -> None:
         with open(self.workdir / f"{part}.log", "wb") as log:
             self._procs[part] = subprocess.Popen(
                 [sys.executable, "-m", "ndnsci", *args],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=self._env(),
+                env=self._env(**env),
                 start_new_session=True,  # Ctrl-C reaches us only: we stop the parts in order
                 # safe with threads: no import, no lock, one system call
                 preexec_fn=die_with_parent,  # noqa: PLW1509

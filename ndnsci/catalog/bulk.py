@@ -18,6 +18,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from ndnsci.catalog.fulltext import pg_vector
+
 #: the columns of ``files`` that come from the record (prepared before the lock is taken)
 RECORD_COLUMNS = (
     "name", "scheme", "filename", "original", "original_path", "size", "sha256", "mtime",
@@ -208,8 +210,6 @@ class PostgresWriter(Writer):
             self._copy(table, columns, rows)
 
     def insert_fulltext(self, docs: list[tuple[int, str]]) -> None:
-        from ndnsci.catalog.fulltext import pg_vector
-
         if docs:
             self._copy("files_fts", ("file_id", "doc"), ((i, pg_vector(d)) for i, d in docs))
 

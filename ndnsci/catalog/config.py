@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import uuid
 from pathlib import Path
 
 from pydantic import Field
@@ -31,14 +32,32 @@ class Settings(BaseSettings):
     db: str = Field(default_factory=default_db_url)
     #: origins allowed to call the API from a browser (``NDNSCI_CORS_ORIGINS='["https://x"]'``)
     cors_origins: list[str] = Field(default_factory=list)
-    #: records accepted in one ``POST /publish`` request (one transaction each); stated in
-    #: ``/health`` so publishers send batches that fit (``Catalog.publish``)
+    #: records accepted in one ``POST /publish`` request (one transaction each); stated by
+    #: ``GET /limits`` so publishers send batches that fit (``Catalog.publish``)
     max_publish_records: int = 50_000
-    #: bytes of one ``POST /publish`` body (stated in ``/health`` too): 50,000 records of
-    #: ``ndnsci translate --json`` are ~35 MB, a record's metadata at most 1 MB
+    #: bytes of one ``POST /publish`` body (413 ``batch-too-large`` beyond; ``GET /limits``
+    #: states it): 50,000 records of ``ndnsci translate --json`` are ~35 MB
     max_publish_bytes: int = 64 << 20
     #: processes that prepare big publish requests while this one writes (0: in this one)
     publish_workers: int = 1
+    #: bytes of any other request body (``POST /manifests``): unauthenticated work is bounded
+    max_body_bytes: int = 4 << 20
+    #: names in one ``POST /manifests`` (each is normalised and looked up)
+    max_manifest_names: int = 10_000
+    #: requests reading the database at once (searches, records, manifests...); more wait.
+    #: A search is mostly CPU work in Python: more threads than cores only take turns
+    max_reads: int = Field(default_factory=lambda: min(16, max(4, 2 * (os.cpu_count() or 1))))
+    #: publishes and retractions at once (they take turns in the database anyway)
+    max_writes: int = 2
+    #: requests allowed to wait for a turn, per kind; beyond, a 503 with Retry-After at once
+    max_waiting: int = 64
+    #: the longest a read waits for its turn (or for the facet index to catch up) before a 503
+    read_wait_seconds: float = 5.0
+    #: the longest a publish waits for its turn before a 503
+    write_wait_seconds: float = 60.0
+    #: this server process, as ``GET /health`` names it (``ndnsci up`` checks that the server
+    #: answering on its port is the one it started)
+    instance: str = Field(default_factory=lambda: uuid.uuid4().hex)
     #: the built web portal served at ``/`` (``NDNSCI_WEBUI_DIR``); '' turns it off
     webui_dir: str = str(PACKAGED_PORTAL)
     #: SQL echo, for debugging

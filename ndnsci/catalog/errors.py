@@ -5,7 +5,9 @@ CatalogError            400 and friends, with a message and optional extra field
 ├── NotFoundError       404
 ├── ConflictError       409 (a name another site of the federation holds)
 ├── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
-└── BatchTooLargeError  413 ``batch-too-large``: a publish request over the stated limits
+├── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
+├── BatchTooLargeError  413 ``batch-too-large``: a publish request over the stated limits
+└── UnavailableError    503 with Retry-After (too busy now, or the database does not answer)
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class InvalidInputError(CatalogError):
 
 
 class BatchTooLargeError(CatalogError):
-    """A publish request above the limits ``/health`` states: not a bad record. The answer
+    """A publish request above the limits ``GET /limits`` states: not a bad record. The answer
     says the limits again (``max_records``, ``max_bytes``) so the publisher sends smaller
     batches of the same records."""
 
@@ -68,3 +70,11 @@ class BatchTooLargeError(CatalogError):
         super().__init__(
             message, code="batch-too-large", max_records=max_records, max_bytes=max_bytes
         )
+
+
+class UnavailableError(CatalogError):
+    status = 503
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -22,8 +22,14 @@ trickle of publishes does not cost a full re-sort each. Answers are checked agai
 read from the database (:class:`Stale`), and a search that finds the index behind syncs and
 runs again.
 
-Readers share the index; a sync reads the database first and then takes the index
-exclusively (:class:`RWLock`) only to change the arrays. Design and figures: docs/catalog.md.
+Readers share the index; a sync reads the database first, gives its connection back, and only
+then takes the index exclusively (:class:`RWLock`) to change the arrays: nobody waits for a lock
+while holding a connection, and nobody waits for a connection while holding a lock that others
+wait for. The source is a connection of the index's own (the server gives it an engine of one
+connection): a sync never competes with the requests for their pool. Syncs take turns
+(``sync(timeout=...)`` gives up with :class:`IndexBusy`); a request asks whether the index is
+behind on its own connection and gives that back before it waits for a sync
+(:func:`ndnsci.catalog.query.on_index`). Design and figures: docs/catalog.md.
 """
 
 from __future__ import annotations
@@ -56,6 +62,10 @@ RERANK_PENDING = 2_000
 VALUES = "SELECT id, key, value FROM facet_values"
 
 Source = Callable[[], AbstractContextManager[Connection]]
+
+
+class IndexBusy(Exception):
+    """Another sync ran longer than the caller would wait (the server answers 503)."""
 
 
 class Stale(Exception):
@@ -217,36 +227,78 @@ class FacetIndex:
     # -- using the index ---------------------------------------------------------------------
 
     @contextmanager
-    def reading(self) -> Iterator[FacetIndex]:
-        """Bring the index up to date with the database, then share it for one answer."""
-        self.sync()
+    def reading(self, timeout: float | None = None) -> Iterator[FacetIndex]:
+        """Bring the index up to date with the database, then share it for one answer.
+
+        Enter it holding no connection of the requests' pool (see the module docstring).
+        """
+        self.sync(timeout)
         with self.lock.read():
             yield self
 
-    def sync(self) -> None:
+    def sync(self, timeout: float | None = None) -> None:
         """Apply what changed in the database since the index last looked.
 
         Everything is read from the database first; searches are held back only while the
-        arrays change in memory (a rebuild is loaded aside and swapped in).
+        arrays change in memory (a rebuild is loaded aside and swapped in). Waits at most
+        ``timeout`` seconds for another sync to finish (:class:`IndexBusy`).
         """
-        with self._sync_lock, self.source() as connection:
+        with self._turn(timeout):
+            update = self._read_update()
+            if update is not None:
+                with self.lock.write():
+                    self._apply_update(update)
+
+    def rerank(self, timeout: float | None = None) -> None:
+        """Read the name order now (before answers that need every name ranked)."""
+        with self._turn(timeout):
+            with self.source() as connection:
+                order = _read_order(connection)
+            with self.lock.write():
+                self._set_order(order)
+                self._changed()
+
+    @contextmanager
+    def _turn(self, timeout: float | None) -> Iterator[None]:
+        if not self._sync_lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise IndexBusy(f"the facet index is being updated (waited {timeout} s)")
+        try:
+            yield
+        finally:
+            self._sync_lock.release()
+
+    def _read_update(self) -> Update | None:
+        """What the database holds beyond the index, read in one snapshot (None: nothing).
+
+        Only the sync in turn runs this, so it may read the arrays without the lock."""
+        with self.source() as connection:
             last = _scalar(connection, "SELECT last_seq FROM catalog_state WHERE id = 1")
             if last == self.seq:
-                return
+                return None
             if self.seq < 0 or last < self.seq or last - self.seq > self._rebuild_after():
                 fresh = FacetIndex(self.source)
                 fresh._load(connection)
-                with self.lock.write():
-                    self._adopt(fresh)
-            else:
-                delta = _read_delta(connection, self.seq, self.value_key)
-                with self.lock.write():
-                    self._apply(delta, last)
-            if len(self.pending) > RERANK_PENDING:
-                self._rerank(connection)
-            with self.lock.write():
-                self.generation += 1
-                self.cache.clear()
+                return Update(last, fresh=fresh)
+            delta = _read_delta(connection, self.seq, self.value_key)
+            renamed = self._renamed(delta)
+            order = None
+            if len(self.pending) + len(renamed) > RERANK_PENDING:
+                order = _read_order(connection)
+            return Update(last, delta=delta, order=order)
+
+    def _apply_update(self, update: Update) -> None:
+        """Change the arrays (the caller holds the write lock)."""
+        if update.fresh is not None:
+            self._adopt(update.fresh)
+        elif update.delta is not None:
+            self._apply(update.delta, update.last)
+        if update.order is not None:
+            self._set_order(update.order)
+        self._changed()
+
+    def _changed(self) -> None:
+        self.generation += 1
+        self.cache.clear()
 
     def _rebuild_after(self) -> int:
         return max(REBUILD_CHANGES, self.capacity // 4)
@@ -255,14 +307,6 @@ class FacetIndex:
         for name, value in vars(fresh).items():
             if name not in ("source", "lock", "_sync_lock", "generation"):
                 setattr(self, name, value)
-
-    def rerank(self) -> None:
-        """Read the name order now (before answers that need every name ranked)."""
-        with self._sync_lock, self.source() as connection:
-            self._rerank(connection)
-            with self.lock.write():
-                self.generation += 1
-                self.cache.clear()
 
     def alive_count(self) -> int:
         """Published files (cached until the next change)."""
@@ -283,7 +327,7 @@ class FacetIndex:
         # in chunks: the transient Python rows of a million files would double the memory
         for chunk in _fetch(connection, "SELECT scheme, packed FROM files ORDER BY id"):
             self._store(_rows(chunk))
-        self._rerank(connection)
+        self._set_order(_read_order(connection))  # not shared yet: no lock
         self.load_seconds = time.perf_counter() - started
         log.info("facet index: %d files loaded in %.2f s", len(self.order), self.load_seconds)
 
@@ -364,20 +408,25 @@ class FacetIndex:
 
     # -- following the change feed ----------------------------------------------------------
 
+    def _renamed(self, delta: Delta) -> dict[int, str]:
+        """The rows of ``delta`` whose names are new to the order: ids free before, or freed
+        and taken meanwhile."""
+        ids = delta.rows.ids.tolist()
+        capacity, alive = self.capacity, self.alive
+        return {
+            i: name
+            for i, name in zip(ids, delta.rows.names or [], strict=True)
+            if i >= capacity or not alive[i] or i in delta.retracted
+        }
+
     def _apply(self, delta: Delta, last: int) -> None:
         rows, touched = delta.rows, delta.touched
+        renamed = self._renamed(delta)  # before the arrays change
         self._add_values(delta.values)
         self._grow(int(max(touched, default=-1)) + 1)
-        before = dict(zip(touched, self.alive[np.array(touched, np.int64)].tolist(), strict=True))
         gone = sorted(set(touched) - set(rows.ids.tolist()))
         self._drop(gone)
         self._store(rows)
-        # a name is new to the order when its id was free before, or freed and taken meanwhile
-        renamed = {
-            i: name
-            for i, name in zip(rows.ids.tolist(), rows.names or [], strict=True)
-            if not before[i] or i in delta.retracted
-        }
         self._unrank([*renamed, *gone])
         self.pending.update(renamed)
         self.seq = max(last, delta.seq)
@@ -399,18 +448,33 @@ class FacetIndex:
         self.order = self.order[self.rank[self.order] >= 0]
         self.rank[self.order] = np.arange(len(self.order))
 
-    def _rerank(self, connection: Connection) -> None:
-        """Read the name order (outside the write lock) and put every name in it."""
-        order = _int_column(connection, "SELECT id FROM files ORDER BY name")
-        with self.lock.write():
-            order = order[order < self.capacity]
-            order = order[self.alive[order]]
-            self.rank[:] = -1
-            self.rank[order] = np.arange(len(order))
-            # alive here but not in the database: retracted since; gone here too
-            self._drop(np.flatnonzero(self.alive & (self.rank < 0)).tolist())
-            self.order = order
-            self.pending.clear()
+    def _set_order(self, order: Ints) -> None:
+        """Put every name in the order read by :func:`_read_order` (the caller holds the write
+        lock, or the index is not shared yet)."""
+        order = order[order < self.capacity]
+        order = order[self.alive[order]]
+        self.rank[:] = -1
+        self.rank[order] = np.arange(len(order))
+        # alive here but not in the database: retracted since; gone here too
+        self._drop(np.flatnonzero(self.alive & (self.rank < 0)).tolist())
+        self.order = order
+        self.pending.clear()
+
+
+def _read_order(connection: Connection) -> Ints:
+    """The ids of the files in name order."""
+    return _int_column(connection, "SELECT id FROM files ORDER BY name")
+
+
+@dataclass
+class Update:
+    """What a sync read from the database, to apply under the write lock."""
+
+    last: int
+    fresh: FacetIndex | None = None
+    delta: Delta | None = None
+    #: the whole name order, when the names waiting outside it are too many
+    order: Ints | None = None
 
 
 @dataclass

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from sqlalchemy import text
 from sqlalchemy.sql.elements import TextClause
-
-if TYPE_CHECKING:
-    from ndnsci.catalog.bulk import Writer
 
 _TOKEN = re.compile(r"[^\W_]+")
 #: PostgreSQL positions stop at 16383; a longer document adds nothing a person searches for
@@ -156,12 +153,3 @@ def matching_ids(dialect: str, q: str) -> TextClause:
     """:func:`matching_sql` as a SQLAlchemy text clause (bound parameter ``fts_q``)."""
     sql, param = matching_sql(dialect, q)
     return text(sql.replace("?", ":fts_q").replace("%s", ":fts_q")).bindparams(fts_q=param)
-
-
-def insert(writer: Writer, docs: list[tuple[int, str]]) -> None:
-    """Index ``(file id, document)`` pairs in the publish transaction."""
-    writer.insert_fulltext(docs)
-
-
-def delete(writer: Writer, ids: list[int]) -> None:
-    writer.delete_fulltext(ids)

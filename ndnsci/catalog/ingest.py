@@ -197,10 +197,10 @@ class _Batch:
 
     def write(self, writer: bulk.Writer) -> None:
         writer.insert_history(self.history)
-        fulltext.delete(writer, self.fts_deletes)
+        writer.delete_fulltext(self.fts_deletes)
         writer.insert_files(self.inserts)
         writer.update_files(self.updates)
-        fulltext.insert(writer, self.fts_docs)
+        writer.insert_fulltext(self.fts_docs)
         writer.insert_changes(self.changes)
         insert_conflicts(writer, self.conflicts)
         tree = self.tree
@@ -351,7 +351,9 @@ def publish(
     """
     batch = records if isinstance(records, Prepared) else prepare(records, replace=replace)
     result = PublishResult(collisions=list(batch.collisions))
-    if not batch.rows:
+    if not batch.rows:  # nothing to write: the catalog's sequence as it is
+        last = "SELECT last_seq FROM catalog_state WHERE id = 1"
+        result.last_seq = int(session.connection().exec_driver_sql(last).scalar_one())
         return result
     writer = bulk.writer(session.connection())
     state = _State(writer)

@@ -9,43 +9,61 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.exceptions import HTTPException
 from starlette.types import Scope
 
+from ndnsci.catalog.admission import Admission, BodyLimitMiddleware, BodyTooLarge, admitted
 from ndnsci.catalog.api.deps import reject_nul
 from ndnsci.catalog.api.routes import esgf, export, federation, files, publish, search, status
 from ndnsci.catalog.config import Settings, get_settings
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.errors import CatalogError
-from ndnsci.catalog.facetindex import FacetIndex, engine_source
+from ndnsci.catalog.database import Probe, engine_url, make_engine, make_sessionmaker
+from ndnsci.catalog.errors import CatalogError, UnavailableError
+from ndnsci.catalog.facetindex import FacetIndex, IndexBusy, engine_source
 from ndnsci.catalog.loader import RequestPreparer
 
 API_PREFIX = "/api/v1"
+#: pooled connections beyond one per turn (see ndnsci.catalog.admission): a spare
+SPARE_CONNECTIONS = 1
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
-    """An app serving the catalog at ``settings.db`` (or on ``engine``, which the caller owns)."""
+    """An app serving the catalog at ``settings.db`` (or on ``engine``, which the caller owns).
+
+    Three engines on the database: the requests' pool (one connection per turn of the
+    admission lanes), one connection for the facet index's syncs and one for ``/health``, so
+    that none of them waits for another's connections.
+    """
     settings = settings or get_settings()
     owned = engine is None
-    engine = engine or make_engine(settings.db, echo=settings.echo_sql)
+    admission = Admission(settings)
+    pool_size = admission.connections + SPARE_CONNECTIONS
+    engine = engine or make_engine(settings.db, echo=settings.echo_sql, pool_size=pool_size)
+    index_engine = make_engine(engine_url(engine), pool_size=1)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.probe.start()
         try:  # load the facet index before the first search, not during it
             await run_in_threadpool(app.state.index.sync)
         except Exception:  # an unmigrated or unreachable database: the first search retries
             log.exception("facet index not loaded at start-up")
         yield
         app.state.preparer.close()
+        app.state.probe.close()
+        index_engine.dispose()
         if owned:
             engine.dispose()
 
@@ -58,10 +76,19 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.probe = Probe(engine_url(engine))
     # one facet index per process, following the database (tests may swap its source)
-    app.state.index = FacetIndex(engine_source(engine))
+    app.state.index = FacetIndex(engine_source(index_engine))
     app.state.preparer = RequestPreparer(settings.publish_workers)
-    if settings.cors_origins:
+    app.state.admission = admission
+    app.add_middleware(
+        BodyLimitMiddleware,
+        publish_path=f"{API_PREFIX}/publish",
+        publish_limit=settings.max_publish_bytes,
+        publish_records=settings.max_publish_records,
+        limit=settings.max_body_bytes,
+    )
+    if settings.cors_origins:  # outermost: a 413 carries the CORS headers too
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
@@ -69,27 +96,64 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             allow_headers=["Authorization", "Content-Type"],
         )
     for module in (search, files, publish, export, status, federation):
-        app.include_router(module.router, prefix=API_PREFIX, dependencies=[Depends(reject_nul)])
-    app.include_router(esgf.router)  # /esg-search: ESGF's paths, ESGF's errors (NUL included)
+        app.include_router(
+            module.router,
+            prefix=API_PREFIX,
+            dependencies=[Depends(admitted), Depends(reject_nul)],
+        )
+    # /esg-search: ESGF's paths, ESGF's errors (NUL included); searches, so admitted as ours
+    app.include_router(esgf.router, dependencies=[Depends(admitted)])
     app.add_exception_handler(CatalogError, _catalog_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    for busy in (IndexBusy, PoolTimeout):
+        app.add_exception_handler(busy, _busy)
     _mount_portal(app, settings)  # last: the API routes above take precedence over the static files
     return app
+
+
+#: the longest an invalid value is quoted back in a 422 (a 100 MB value is not echoed)
+QUOTED = 200
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     """422 in the same shape as every other error: one readable message, then the details."""
     assert isinstance(exc, RequestValidationError)
-    errors = jsonable_encoder(exc.errors())
+    errors = [_short(e) for e in exc.errors()]
     message = "; ".join(
         f"{'.'.join(str(part) for part in e.get('loc', ()))}: {e.get('msg', 'invalid')}"
         for e in errors
     )
-    return JSONResponse({"detail": message, "errors": errors}, status_code=422)
+    return JSONResponse({"detail": message, "errors": jsonable_encoder(errors)}, status_code=422)
+
+
+def _short(error: Any) -> dict[str, Any]:
+    """A validation error without its input when that is long (or not plain data)."""
+    short = {k: v for k, v in dict(error).items() if k != "input"}
+    value = error.get("input")
+    if isinstance(value, str | int | float | bool) or value is None:
+        short["input"] = value if not isinstance(value, str) else value[:QUOTED]
+    return short
+
+
+async def _busy(request: Request, exc: Exception) -> JSONResponse:
+    """The facet index or the pool kept a request waiting too long: a 503, never a hang."""
+    return await _catalog_error(request, UnavailableError(f"the catalog is busy ({exc}); retry"))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's answer; a body too large also says how large a body may be."""
+    if isinstance(exc, BodyTooLarge):
+        return JSONResponse(exc.to_dict(), status_code=413)
+    assert isinstance(exc, HTTPException)
+    return await http_exception_handler(request, exc)
 
 
 async def _catalog_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CatalogError)
+    if isinstance(exc, UnavailableError):  # counted in /health's load, logged by uvicorn
+        headers = {"Retry-After": str(exc.retry_after)}
+        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
     return JSONResponse(exc.to_dict(), status_code=exc.status)
 
 

@@ -170,6 +170,8 @@ class Token(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[str] = mapped_column(String(32))
+    #: refused from then on (the format of ``created_at``); None: never expires
+    expires_at: Mapped[str | None] = mapped_column(String(32))
 
 
 class Site(Base):

@@ -17,9 +17,9 @@ caller syncs and searches again.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from sqlalchemy import select
@@ -30,7 +30,7 @@ from ndnsci.catalog.bulk import load_json, time_code
 from ndnsci.catalog.errors import InvalidInputError, UnknownFacetError
 from ndnsci.catalog.facetindex import Bools, FacetIndex, Ints, Stale
 from ndnsci.catalog.models import FacetKey
-from ndnsci.catalog.records import RESERVED_KEYS, SITE_FACET, normalize_name, normalize_time
+from ndnsci.catalog.records import RESERVED_KEYS, SITE_FACET, normalize_name, parse_time
 
 Sort = Literal[
     "name", "-name", "size", "-size", "time_start", "-time_start", "time_end", "-time_end",
@@ -39,6 +39,9 @@ Sort = Literal[
 SORTS: tuple[str, ...] = Sort.__args__  # type: ignore[attr-defined]
 MAX_LIMIT = 1000
 MAX_VALUES_PER_FILTER = 100
+#: answers that find the database ahead of the index sync and run again, at most this often
+ATTEMPTS = 3
+T = TypeVar("T")
 #: page columns, as the API returns them
 SUMMARY = ("name", "filename", "original", "scheme", "size", "sha256", "facets", "time_start",
            "time_end", "site")  # fmt: skip
@@ -132,12 +135,10 @@ def _root(prefix: str) -> str:
 def time_bound(value: str | None, *, upper: bool, label: str) -> str | None:
     if value is None:
         return None
-    bound = normalize_time(value, upper=upper)
-    if bound is None:
-        raise InvalidInputError(
-            f"{label}={value!r} is not a date such as 1850, 1850-01 or 18500116"
-        )
-    return bound
+    try:
+        return parse_time(value, upper=upper)
+    except ValueError as exc:
+        raise InvalidInputError(f"{label}: {exc}") from None
 
 
 class Search:
@@ -254,6 +255,38 @@ class Search:
         if np.any(self.index.rank[selected] < 0):
             raise Stale("names wait outside the name order", rerank=True)
         return selected[np.argsort(self.index.rank[selected], kind="stable")]
+
+
+def on_index(
+    index: FacetIndex, session: Session, work: Callable[[bool], T], wait: float | None = None
+) -> T:
+    """``work(strict)`` on the shared index synced to the database, again after a sync when
+    the database moved meanwhile (:class:`Stale`); the last attempt is not strict and answers
+    with what it reads.
+
+    The session's connection asks whether the index is behind (one short query, no lock); only
+    then is the connection given back (rollback) while the index syncs, waiting at most ``wait``
+    seconds for another sync (IndexBusy): a request never waits for the index holding a
+    connection, and takes its connection before it shares the index.
+    """
+    for attempt in range(1, ATTEMPTS + 1):
+        if _index_behind(index, session):
+            session.rollback()
+            index.sync(wait)
+            session.connection()
+        try:
+            with index.lock.read():
+                return work(attempt < ATTEMPTS)
+        except Stale as stale:
+            session.rollback()  # end the read transaction: the next attempt sees the new rows
+            if stale.rerank:
+                index.rerank(wait)
+    raise AssertionError("unreachable: the last attempt does not raise Stale")
+
+
+def _index_behind(index: FacetIndex, session: Session) -> bool:
+    statement = "SELECT last_seq FROM catalog_state WHERE id = 1"
+    return int(session.connection().exec_driver_sql(statement).scalar_one()) != index.seq
 
 
 def _matches(column: Any, codes: list[int]) -> Bools:

@@ -34,13 +34,33 @@ SITE_FACET = "site"
 MAX_NAME = 4096
 MAX_VALUE = 1024
 MAX_METADATA = 1 << 20
+#: one record, as one JSON line: the metadata and room for the rest
+MAX_RECORD = MAX_METADATA + (1 << 20)
+MAX_FACETS = 64
+MAX_CORRECTIONS = 64
+#: the limits above, as ``GET /limits`` states them
+FIELD_LIMITS = {
+    "max_record_bytes": MAX_RECORD,
+    "max_name_chars": MAX_NAME,
+    "max_value_chars": MAX_VALUE,
+    "max_facets": MAX_FACETS,
+    "max_corrections": MAX_CORRECTIONS,
+    "max_metadata_bytes": MAX_METADATA,
+}
 _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}\Z")
 _SCHEME = re.compile(r"[a-z][a-z0-9_-]{0,63}\Z")
+#: a correction rule's id (kebab-case, as docs/naming.md lists them)
+_KEY_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}\Z")
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _TIME = re.compile(
     r"(?P<y>\d{4})(?:-?(?P<m>\d{2})(?:-?(?P<d>\d{2})"
-    r"(?:[T ]?(?P<H>\d{2})(?::?(?P<M>\d{2})(?::?(?P<S>\d{2}))?)?)?)?)?"
+    r"(?:[T ]?(?P<H>\d{2})(?::?(?P<M>\d{2})(?::?(?P<S>\d{2})(?:\.\d+)?)?)?)?)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?"  # a UTC mark or offset (CF times are UTC-like: ignored)
 )
+#: each part of a time and its valid range (any calendar: day 30 of February is a date)
+_TIME_RANGES = (("month", "m", 1, 12), ("day", "d", 1, 31), ("hour", "H", 0, 24),
+                ("minute", "M", 0, 59), ("second", "S", 0, 60))  # fmt: skip
+TIME_EXAMPLES = "a date such as 1850, 1850-01, 18500116 or 1850-01-16T12:00:00"
 _FILE_TIME_RANGE = re.compile(r"_(\d{4}(?:\d{2}){0,5})-(\d{4}(?:\d{2}){0,5})(?:-clim)?(?=[_.])")
 # a name already in canonical NDN URI form with only unreserved characters, no component made
 # only of periods: split + rebuild would give it back unchanged, so the bulk path skips both
@@ -129,12 +149,24 @@ def normalize_time(text: object, *, upper: bool) -> str | None:
     Missing parts are filled with the start (``upper=False``) or end of the period, so that
     ``end=2005`` includes all of 2005. Works for any calendar (``2005-02-30`` is kept as is).
     """
+    try:
+        return parse_time(text, upper=upper)
+    except ValueError:
+        return None
+
+
+def parse_time(text: object, *, upper: bool) -> str:
+    """:func:`normalize_time`, or ValueError saying what is wrong with ``text``."""
     if not isinstance(text, str):
-        return None
-    match = _TIME.match(text.strip())
+        raise ValueError(f"{text!r} is not text; give {TIME_EXAMPLES}")
+    match = _TIME.fullmatch(text.strip())
     if match is None:
-        return None
-    year, month, day, hour, minute, second = match.groups()
+        raise ValueError(f"{text[:64]!r} is not {TIME_EXAMPLES}")
+    for part, group, low, high in _TIME_RANGES:
+        value = match.group(group)
+        if value is not None and not low <= int(value) <= high:
+            raise ValueError(f"{text!r}: {part} {value} is not between {low:02d} and {high:02d}")
+    year, month, day, hour, minute, second = match.group("y", "m", "d", "H", "M", "S")
     fill = _UPPER if upper else _LOWER
     return (
         f"{year}-{month or fill[0]}-{day or fill[1]}T{hour or fill[2]}:{minute or fill[3]}:"
@@ -195,13 +227,16 @@ def parse_lines(lines: Iterable[bytes | str]) -> ParsedLines:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_RECORD:
+            parsed.refused.append((number, f"the record is larger than {MAX_RECORD} bytes"))
+            continue
         try:
             parsed.records.append(parse_record(json.loads(line)))
         except (ValueError, UnicodeDecodeError) as exc:  # RecordError is a ValueError
             reason = exc.message if isinstance(exc, RecordError) else f"not valid JSON: {exc}"
             parsed.refused.append((number, reason))
         except RecursionError:
-            parsed.refused.append((number, "not valid JSON: nested too deeply"))
+            parsed.refused.append((number, "JSON nested too deeply"))
         else:
             parsed.lines.append(number)
     return parsed
@@ -213,10 +248,14 @@ def record_from_line(line: str | bytes, number: int) -> tuple[str, Record | str]
     (the translator's input: a path, an LFN), else ``line N``: where to look for a report."""
     if not line.strip():
         return None
+    if len(line) > MAX_RECORD:
+        return (f"line {number}", f"the record is larger than {MAX_RECORD} bytes")
     try:
         obj = json.loads(line)
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         return f"line {number}", f"not valid JSON: {exc}"
+    except RecursionError:
+        return f"line {number}", "JSON nested too deeply"
     given = obj.get("input") if isinstance(obj, dict) else None
     source = given if isinstance(given, str) and given else f"line {number}"
     try:
@@ -270,6 +309,8 @@ def _facets(value: object) -> dict[str, str | None]:
     if not isinstance(value, Mapping):
         raise RecordError("'facets' must be an object of key -> string or null")
     facets: dict[str, str | None] = value if type(value) is dict else dict(value)
+    if len(facets) > MAX_FACETS:
+        raise RecordError(f"'facets' has {len(facets)} keys; at most {MAX_FACETS}")
     if not _GOOD_KEYS.issuperset(facets):
         for key in facets:
             _check_key(key)
@@ -316,7 +357,16 @@ def _corrections(value: object) -> list[dict[str, str]]:
         isinstance(c, Mapping) and isinstance(c.get("rule"), str) for c in value
     ):
         raise RecordError("'corrections' must be a list of {'rule', 'message'} objects")
-    return [{"rule": c["rule"], "message": str(c.get("message", ""))} for c in value]
+    if len(value) > MAX_CORRECTIONS:
+        raise RecordError(f"'corrections' has {len(value)} entries; at most {MAX_CORRECTIONS}")
+    corrections = [{"rule": c["rule"], "message": str(c.get("message", ""))} for c in value]
+    for correction in corrections:
+        if not _KEY_LIKE.match(correction["rule"]) or len(correction["message"]) > MAX_VALUE:
+            raise RecordError(
+                "a correction's 'rule' must be an identifier such as 'clim-suffix' and its "
+                f"'message' at most {MAX_VALUE} characters"
+            )
+    return corrections
 
 
 def _metadata(value: object) -> dict[str, Any] | None:
@@ -324,7 +374,11 @@ def _metadata(value: object) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         raise RecordError("'metadata' must be an object")
-    if len(json.dumps(value, default=str)) > MAX_METADATA:
+    try:
+        size = len(json.dumps(value, default=str))
+    except RecursionError:
+        raise RecordError("'metadata' is nested too deeply") from None
+    if size > MAX_METADATA:
         raise RecordError(f"'metadata' is larger than {MAX_METADATA} bytes")
     return value
 
@@ -357,6 +411,8 @@ def _time_coverage(
     obj: Mapping[str, Any], meta: Mapping[str, Any], filename: str
 ) -> tuple[str | None, str | None]:
     """From the record, else the extractor's metadata, else the file name's time range."""
+    if not _TIME_KEYS.isdisjoint(obj):
+        _check_times(obj)
     holders = (obj, meta, *(meta.get(k) for k in ("time_coverage", "time", "coverage")))
     for holder in holders if meta or not _TIME_KEYS.isdisjoint(obj) else ():
         if not isinstance(holder, Mapping):
@@ -375,3 +431,14 @@ def _time_coverage(
         first, last = matches[-1]
         return normalize_time(first, upper=False), normalize_time(last, upper=True)
     return None, None
+
+
+def _check_times(obj: Mapping[str, Any]) -> None:
+    """A time the record states must be a time: refused, not stored as unknown. (Times inside
+    the extractor's metadata are read defensively: an unreadable one is passed over.)"""
+    for key in sorted(_TIME_KEYS.intersection(obj)):
+        if obj[key] is not None:
+            try:
+                parse_time(obj[key], upper=False)
+            except ValueError as exc:
+                raise RecordError(f"{key!r}: {exc}") from None

@@ -79,7 +79,8 @@ class FileRecord(FileSummary):
 
 class ManifestRequest(BaseModel):
     names: list[str] | None = Field(
-        default=None, max_length=100_000, description="NDN names to include"
+        default=None,
+        description="NDN names to include (at most max_manifest_names of GET /limits)",
     )
     search: str | None = Field(
         default=None,
@@ -132,13 +133,6 @@ class PublishResponse(BaseModel):
     conflicting: list[NameConflict] = Field(
         default_factory=list, description="those records: each name and the site holding it"
     )
-
-
-class PublishLimits(BaseModel):
-    """What one ``POST /publish`` may carry; a bigger request gets 413 ``batch-too-large``."""
-
-    max_records: int
-    max_bytes: int
 
 
 class RetractResponse(BaseModel):
@@ -196,7 +190,27 @@ class ConflictsResponse(BaseModel):
 class HealthResponse(BaseModel):
     status: str
     database: str
-    publish: PublishLimits
+    instance: str = Field(description="this server process (changes at every start)")
+    load: dict[str, dict[str, int]] = Field(
+        description="per lane (reads, writes): turns, running, waiting, refused (503) so far"
+    )
+
+
+class LimitsResponse(BaseModel):
+    """What one request may carry (larger is refused: 413, or 422 naming the record)."""
+
+    max_publish_records: int = Field(description="records in one POST /publish")
+    max_publish_bytes: int = Field(description="bytes of one POST /publish body")
+    max_body_bytes: int = Field(description="bytes of any other request body")
+    max_manifest_names: int = Field(description="names in one POST /manifests")
+    max_record_bytes: int = Field(description="bytes of one record (one JSON line)")
+    max_name_chars: int = Field(description="characters of a name or a relative path")
+    max_value_chars: int = Field(
+        description="characters of a facet value, a correction's message, a version, ..."
+    )
+    max_facets: int = Field(description="facets of one record")
+    max_corrections: int = Field(description="corrections of one record")
+    max_metadata_bytes: int = Field(description="bytes of a record's metadata as JSON")
 
 
 class StatsResponse(BaseModel):
@@ -227,6 +241,7 @@ class ErrorResponse(BaseModel):
     refused: list[RefusedLine] | None = Field(
         default=None, description="every refused line of a publish body (none was published)"
     )
+    limit: int | None = Field(default=None, description="on a body too large (413): its limit")
     max_records: int | None = Field(default=None, description="on 'batch-too-large'")
     max_bytes: int | None = Field(default=None, description="on 'batch-too-large'")
     errors: list[dict[str, Any]] | None = Field(

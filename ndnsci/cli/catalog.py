@@ -2,7 +2,9 @@
 
     ndnsci catalog serve [--db URL] [--host 127.0.0.1] [--port 8000] [--no-gateway]
     ndnsci catalog migrate [--db URL]
-    ndnsci catalog token create NAME [--db URL]
+    ndnsci catalog token create NAME [--expires 90d|2027-01-31] [--db URL]
+    ndnsci catalog token list [--json] [--db URL]
+    ndnsci catalog token revoke NAME [--db URL]
     ndnsci catalog site|trust|federate|mirror|conflicts ...   (a federation of sites: see
                                                               `ndnsci catalog federate --help`)
 
@@ -18,10 +20,26 @@ The database defaults to a SQLite file under the user's data directory
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import threading
+import time
 from typing import Any
 
 from ndnsci.cli import federation
+
+#: seconds the requests running at SIGTERM get to finish; then they are cancelled, and the
+#: process leaves without threads still busy (their transactions roll back)
+SHUTDOWN_SECONDS = 2
+#: seconds an idle connection is kept open: longer than clients keep theirs (httpx: 5 s), so
+#: a client never sends a request on a connection the server is closing at that moment
+KEEP_ALIVE_SECONDS = 15
+#: the interpreter's switch interval while serving: the event loop (accepting requests,
+#: /health) takes turns for the GIL with the worker threads running searches and publishes;
+#: a shorter wait for the event loop's turn. Not proven: on a machine at load ~10, one /health
+#: of tests/catalog/test_load.py[postgresql] took 1.6 s with and without it
+SWITCH_SECONDS = 0.001
 
 
 def register(subparsers: Any) -> None:
@@ -51,8 +69,23 @@ def register(subparsers: Any) -> None:
     token_commands = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
     create = token_commands.add_parser("create", help="create a token (printed once)")
     create.add_argument("name", help="who or what the token is for, e.g. a site name")
+    create.add_argument(
+        "--expires",
+        metavar="WHEN",
+        help="refuse it after a duration (90d, 12h, 2w) or from a date (2027-01-31, UTC)",
+    )
     _db_option(create)
     create.set_defaults(func=run_token_create)
+    listing = token_commands.add_parser(
+        "list", help="the tokens: name, created, expires, state (never the secrets)"
+    )
+    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    _db_option(listing)
+    listing.set_defaults(func=run_token_list)
+    revoke = token_commands.add_parser("revoke", help="delete a token: it is refused at once")
+    revoke.add_argument("name", help="the token's name (see `token list`)")
+    _db_option(revoke)
+    revoke.set_defaults(func=run_token_revoke)
 
     federation.register(commands, _db_option, db_url)  # site, trust, federate, mirror, conflicts
 
@@ -85,6 +118,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from ndnsci.catalog.main import create_app
     from ndnsci.catalog.migrate import upgrade
 
+    sys.setswitchinterval(SWITCH_SECONDS)
     settings = Settings(db=db_url(args))
     if not args.no_migrate:
         upgrade(settings.db)
@@ -97,31 +131,109 @@ def run_serve(args: argparse.Namespace) -> int:
         from ndnsci.gateway.app import mount
 
         mount(app)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )
+    _leave_busy_threads(SHUTDOWN_SECONDS)
     return 0
+
+
+def _leave_busy_threads(seconds: float) -> None:
+    """After the server stopped: wait at most ``seconds`` for worker threads still running a
+    request (their task was cancelled, the thread cannot be), then exit without them."""
+    deadline = time.monotonic() + seconds
+    main = threading.main_thread()
+    busy = [t for t in threading.enumerate() if t is not main and not t.daemon]
+    for thread in busy:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    left = [t for t in busy if t.is_alive()]
+    if left:
+        print(
+            f"ndnsci catalog: {len(left)} request(s) still running {seconds} s after the stop; "
+            "leaving without them (their transactions are not committed)",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.stdout.flush()
+        os._exit(0)
+
+
+def _session(args: argparse.Namespace) -> Any:
+    """A session on the migrated database of ``--db`` (its engine closes with it)."""
+    from contextlib import contextmanager
+
+    from ndnsci.catalog.database import make_engine, make_sessionmaker
+    from ndnsci.catalog.migrate import upgrade
+
+    @contextmanager
+    def session() -> Any:
+        url = db_url(args)
+        upgrade(url)
+        engine = make_engine(url)
+        try:
+            with make_sessionmaker(engine)() as opened:
+                yield opened
+        finally:
+            engine.dispose()
+
+    return session()
 
 
 def run_token_create(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import IntegrityError
 
-    from ndnsci.catalog.database import make_engine, make_sessionmaker
-    from ndnsci.catalog.migrate import upgrade
-    from ndnsci.catalog.tokens import create_token
+    from ndnsci.catalog.tokens import create_token, expiry
 
-    url = db_url(args)
-    upgrade(url)
-    engine = make_engine(url)
     try:
-        with make_sessionmaker(engine)() as session:
-            token = create_token(session, args.name)
+        expires = expiry(args.expires) if args.expires else None
+    except ValueError as exc:
+        print(f"ndnsci catalog: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with _session(args) as session:
+            token = create_token(session, args.name, expires)
             session.commit()
     except IntegrityError:
         print(f"ndnsci catalog: a token named {args.name!r} exists already", file=sys.stderr)
         return 1
-    finally:
-        engine.dispose()
     print(token)
-    print("store it now: only its hash is kept in the catalog", file=sys.stderr)
+    until = f" (valid until {expires})" if expires else ""
+    print(f"store it now{until}: only its hash is kept in the catalog", file=sys.stderr)
+    return 0
+
+
+def run_token_list(args: argparse.Namespace) -> int:
+    from ndnsci.catalog.tokens import list_tokens
+
+    with _session(args) as session:
+        tokens = list_tokens(session)
+    for token in tokens:
+        if args.json:
+            print(json.dumps(token.to_dict()))
+        else:
+            state = "expired" if token.expired() else "valid"
+            print(f"{token.name}\t{token.created_at}\t{token.expires_at or 'never'}\t{state}")
+    if not tokens:
+        print("ndnsci catalog: no tokens (create one: ndnsci catalog token create NAME)",
+              file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def run_token_revoke(args: argparse.Namespace) -> int:
+    from ndnsci.catalog.tokens import revoke_token
+
+    with _session(args) as session:
+        found = revoke_token(session, args.name)
+        session.commit()
+    if not found:
+        print(f"ndnsci catalog: no token named {args.name!r}", file=sys.stderr)
+        return 1
+    print(f"ndnsci catalog: token {args.name!r} revoked", file=sys.stderr)
     return 0
 
 

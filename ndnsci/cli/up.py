@@ -30,7 +30,13 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--data", metavar="DIR", help="directory to publish (default: the sample)")
     p.add_argument("--port", type=int, default=8000, help="catalog and portal port (8000)")
-    p.add_argument("--ws-port", type=int, default=9696, help="forwarder WebSocket port (9696)")
+    p.add_argument(
+        "--ws-port",
+        type=int,
+        default=9696,
+        help="WebSocket port of the forwarder it starts (9696, which the portal expects; "
+        "0: any free port); in use is an error",
+    )
     p.add_argument("--workdir", metavar="DIR", help="logs and catalog database (default: temp)")
     p.add_argument(
         "--private-forwarder",

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -196,7 +197,9 @@ def start(
     paths.rundir.mkdir(parents=True, exist_ok=True)
     os.chmod(paths.rundir, 0o700)
     template = (repo / "deploy" / "forwarder" / "ndnd.yml").read_text()
-    paths.config.write_text(render_config(template, env))
+    config = render_config(template, env)
+    _check_websocket_port(config)
+    paths.config.write_text(config)
     with open(paths.logfile, "ab") as log:
         proc = subprocess.Popen(
             [str(ndnd), "fw", "run", str(paths.config)],
@@ -211,12 +214,43 @@ def start(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise ForwarderError(f"ndnd exited with {proc.returncode}; see {paths.logfile}")
+            raise ForwarderError(
+                f"ndnd exited with {proc.returncode}{_fatal(paths.logfile)}; see {paths.logfile}"
+            )
         if sock.exists() and is_running(sock, 1.0):
             return proc.pid
         time.sleep(0.05)
     proc.terminate()
     raise ForwarderError(f"ndnd did not answer on {sock} within {timeout:.0f} s")
+
+
+def _check_websocket_port(config: str) -> None:
+    """ndnd cannot serve browsers on a WebSocket port another process holds (it would stop
+    with a FATAL line in its log): say so before starting it."""
+    match = re.search(r"^  websocket:\n(?:    .*\n)*?    port: (\d+)", config, re.MULTILINE)
+    bind = re.search(r"^  websocket:\n(?:    .*\n)*?    bind: (\S+)", config, re.MULTILINE)
+    if match is None or int(match[1]) == 0:
+        return
+    port, address = int(match[1]), bind[1] if bind else "127.0.0.1"
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((address, port))
+        except OSError as exc:
+            raise ForwarderError(
+                f"the WebSocket port {address}:{port} is not free ({exc.strerror}): another "
+                "forwarder? NDNSCI_FW_WS_PORT chooses another port"
+            ) from None
+
+
+def _fatal(log: Path) -> str:
+    """``: <why>`` from ndnd's last FATAL log line, if any."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    fatal = [line for line in lines if "level=FATAL" in line]
+    return f": {fatal[-1].split('msg=', 1)[-1]}" if fatal else ""
 
 
 def _pid(paths: Paths) -> int | None:

@@ -91,6 +91,7 @@ class Client:
     """A synchronous face on ``httpx.AsyncClient(transport=ASGITransport(app))``."""
 
     def __init__(self, app: Any) -> None:
+        self.app = app
         self.loop = asyncio.new_event_loop()
         self.http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://catalog/api/v1"
@@ -113,9 +114,10 @@ class Client:
         self.loop.close()
 
 
-@pytest.fixture
-def app(engine: Engine, session: Session) -> Any:
-    app = create_app(Settings(db=str(engine.url), max_publish_records=1000), engine=engine)
+def make_app(engine: Engine, session: Session, **settings: Any) -> Any:
+    """The app on the test's session (``settings`` override the defaults)."""
+    settings = {"max_publish_records": 1000, **settings}
+    app = create_app(Settings(db=str(engine.url), **settings), engine=engine)
     app.dependency_overrides[get_db] = lambda: session
     # the test's data is uncommitted: the facet index must read it through the same connection
     app.state.index = FacetIndex(lambda: contextlib.nullcontext(session.connection()))
@@ -123,10 +125,29 @@ def app(engine: Engine, session: Session) -> Any:
 
 
 @pytest.fixture
+def app(engine: Engine, session: Session) -> Any:
+    return make_app(engine, session)
+
+
+@pytest.fixture
 def client(app: Any) -> Iterator[Client]:
     c = Client(app)
     yield c
     c.close()
+
+
+@pytest.fixture
+def client_with(engine: Engine, session: Session) -> Iterator[Any]:
+    """``client_with(**settings)``: a :class:`Client` of an app with those settings."""
+    made: list[Client] = []
+
+    def make(**settings: Any) -> Client:
+        made.append(Client(make_app(engine, session, **settings)))
+        return made[-1]
+
+    yield make
+    for c in made:
+        c.close()
 
 
 @pytest.fixture

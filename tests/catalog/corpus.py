@@ -104,3 +104,40 @@ def expected(records: list[dict[str, Any]], **filters: str | list[str]) -> set[s
         for r in records
         if all(r["facets"].get(k) in values for k, values in wanted.items())
     }
+
+
+@functools.cache
+def many_records(n: int, seed: int = 0) -> tuple[dict[str, Any], ...]:
+    """``n`` distinct CMIP5 records for load tests: real GLADE rows (their facets keep their
+    joint distribution) with ensemble, version and time range varied."""
+    import random
+
+    rng = random.Random(seed)
+    rows = [r for r in _rows("cmip5_paths.tsv") if r["gt_model"]]
+    records: dict[str, dict[str, Any]] = {}
+    while len(records) < n:
+        row = rng.choice(rows)
+        filename = row["path"].rsplit("/", 1)[1]
+        facets: dict[str, str | None] = {k: row.get(f"gt_{k}") or "x" for k in CMIP5_KEYS}
+        start = rng.randint(1850, 2290)
+        facets.update(
+            activity="CMIP5",
+            table=filename.split("_")[1],
+            ensemble=f"r{rng.randint(1, 12)}i1p{rng.randint(1, 3)}",
+            version=f"v{rng.randint(2010, 2016)}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}",
+            time_range=f"{start}01-{start + rng.randint(0, 20)}12",
+            geo=None,
+        )
+        filename = "_".join(
+            str(facets[k])
+            for k in ("variable", "table", "model", "experiment", "ensemble", "time_range")
+        )
+        name = "/CMIP5/" + "/".join(str(facets[k]) for k in CMIP5_KEYS[1:11]) + f"/{filename}.nc"
+        records[name] = {
+            "name": name,
+            "scheme": "cmip5",
+            "filename": filename + ".nc",
+            "facets": facets,
+            "size": rng.randint(10**6, 10**10),
+        }
+    return tuple(records.values())

@@ -132,26 +132,31 @@ def test_every_bad_line_is_reported_at_once(client, token, session):
 
 
 def test_too_many_records_is_a_limit_refusal_not_a_bad_record(client, token, session):
-    """The limits are stated in /health; a request over them is 413 batch-too-large, with
+    """The limits are stated by /limits; a request over them is 413 batch-too-large, with
     the limits again, and no line is blamed."""
-    limits = client.get("/health").json()["publish"]
-    assert limits["max_records"] == 1000  # the test app's setting
+    limits = client.get("/limits").json()
+    assert limits["max_publish_records"] == 1000  # the test app's setting
     body = ndjson([{**RECORD, "name": f"/CMIP5/x/{i}.nc"} for i in range(1001)])
     response = client.post("/publish", content=body, headers=auth(token))
     assert response.status_code == 413, response.text
     answer = response.json()
     assert answer["code"] == "batch-too-large" and "line" not in answer
-    assert (answer["max_records"], answer["max_bytes"]) == (1000, limits["max_bytes"])
+    assert (answer["max_records"], answer["max_bytes"]) == (1000, limits["max_publish_bytes"])
     assert consistency.check(session) == 0
     assert client.post("/publish", content=ndjson([RECORD] * 1000), headers=auth(token)).is_success
 
 
-def test_a_body_over_the_byte_limit_is_refused_before_it_is_read(client, token, session, app):
-    app.state.settings = app.state.settings.model_copy(update={"max_publish_bytes": 2000})
+def test_a_body_over_the_byte_limit_is_refused_before_it_is_read(client_with, token, session):
+    """The body limit's 413 is a publish's batch-too-large: a publisher cuts its batch."""
+    c = client_with(max_publish_bytes=2000)
     body = ndjson([RECORD] * 10)
     assert len(body) > 2000
-    response = client.post("/publish", content=body, headers=auth(token))
-    assert response.status_code == 413 and response.json()["max_bytes"] == 2000
+    response = c.post("/publish", content=body, headers=auth(token))
+    assert response.status_code == 413
+    answer = response.json()
+    assert (answer["code"], answer["max_bytes"], answer["max_records"]) == (
+        "batch-too-large", 2000, 1000,
+    )  # fmt: skip
     assert consistency.check(session) == 0
 
 
@@ -199,12 +204,14 @@ def test_a_failing_batch_leaves_the_committed_ones_intact(
     client, publish, token, session, monkeypatch
 ):
     publish(list(cmip5_records()[:5]))
-    from ndnsci.catalog import fulltext
+    from ndnsci.catalog import bulk
 
     def crash(*_args: Any) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(fulltext, "insert", crash)
+    # the last write of a batch but one: the files are written, the transaction is not done
+    monkeypatch.setattr(bulk.Writer, "insert_fulltext", crash)
+    monkeypatch.setattr(bulk.PostgresWriter, "insert_fulltext", crash)
     with pytest.raises(RuntimeError):
         client.post("/publish", content=ndjson(list(cmip5_records()[5:10])), headers=auth(token))
     session.rollback()

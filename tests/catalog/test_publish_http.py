@@ -109,8 +109,8 @@ def test_a_stream_larger_than_the_limit_goes_in_the_batches_the_server_states(
 ):
     """The server takes LIMIT records per request (its /health says so); 1050 lines are 11
     requests, none refused, none taken for a bad record."""
-    limits = httpx.get(server.url + "/api/v1/health").json()["publish"]
-    assert limits["max_records"] == LIMIT
+    limits = httpx.get(server.url + "/api/v1/limits").json()
+    assert limits["max_publish_records"] == LIMIT
     with Catalog(server.url, token=token) as catalog:
         report = catalog.publish(iter(lines(1050)))
     assert (report.inserted, report.requests, report.refused) == (1050, 11, [])
@@ -173,7 +173,7 @@ def test_a_limit_refusal_is_never_a_bad_record(server, token, fresh_db_url, monk
     """A client that believes the limit is higher (a server restarted with a lower one) is
     told 413 batch-too-large with the limits, cuts its batch and sends it again."""
     stale = PublishLimits(max_records=1000, max_bytes=64 << 20)
-    monkeypatch.setattr(PublishLimits, "from_health", classmethod(lambda cls, _: stale))
+    monkeypatch.setattr(PublishLimits, "from_limits", classmethod(lambda cls, _: stale))
     with Catalog(server.url, token=token) as catalog:
         report = catalog.publish(lines(450))
     assert (report.inserted, report.refused) == (450, [])

@@ -157,7 +157,8 @@ def test_outgoing_changes_are_ours_once_per_name_in_their_last_state(
 ) -> None:
     publish(session, [parse_record(record(i)) for i in range(3)])
     apply(session, [published(7)])  # theirs: never in our batches
-    publish(session, [parse_record({**record(1), "size": 5})])
+    # a new record of file 1 (replace: nothing says it is the same file, docs/catalog.md)
+    publish(session, [parse_record({**record(1), "size": 5})], replace=True)
     retract(session, record(2)["name"])
     session.commit()
     outgoing, scanned = sites.next_changes(session)

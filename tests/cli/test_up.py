@@ -18,7 +18,9 @@ from ndnsci.ndn import forwarder
 
 
 def up(*args: str) -> list[str]:
-    return [*CLI, "up", "--private-forwarder", *args]
+    """``ndnsci up`` with a forwarder of its own (on any free WebSocket port unless given)."""
+    ws = [] if "--ws-port" in args else ["--ws-port", "0"]
+    return [*CLI, "up", "--private-forwarder", *ws, *args]
 
 
 def closed(port: int) -> bool:
@@ -80,3 +82,66 @@ def test_a_busy_port_is_a_clear_error(fw, sample_dir):
         )  # fmt: skip
     assert out.returncode == 1 and f"port {port} is in use" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_busy_websocket_port_is_a_clear_error_not_another_port(fw, sample_dir):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        ws_port = busy.getsockname()[1]
+        out = subprocess.run(
+            up("--ws-port", str(ws_port), "--port", str(free_port()), "--data", str(sample_dir)),
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert out.returncode == 1
+    assert f"WebSocket port {ws_port} is in use" in out.stderr and "--ws-port 0" in out.stderr
+    assert "ndnsci is up" not in out.stdout and "Traceback" not in out.stderr
+
+
+def test_two_ups_on_one_port_at_once_only_one_is_up(fw, sample_dir, tmp_path):
+    """Both find the port free; the second's catalog cannot bind it and must not take the
+    first's /health for its own (the catalog names its instance)."""
+    port = free_port()
+    command = up("--port", str(port), "--data", str(sample_dir), "--workdir")
+    procs = [
+        subprocess.Popen(
+            [*command, str(tmp_path / w)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for w in ("a", "b")
+    ]
+    try:
+        outcomes = [_until_up_or_exit(proc) for proc in procs]
+        assert sorted(up_ for up_, _ in outcomes) == [False, True], outcomes
+        loser = procs[[up_ for up_, _ in outcomes].index(False)]
+        assert loser.returncode == 1 and "Traceback" not in outcomes[procs.index(loser)][1]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(30)
+    assert closed(port)
+
+
+def _until_up_or_exit(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[bool, str]:
+    """(True, banner) once it says it is up; (False, stderr) when it exits first."""
+    assert proc.stdout is not None and proc.stderr is not None
+    lines = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:  # exited
+            proc.wait(30)
+            return False, proc.stderr.read()
+        lines.append(line)
+        if "Press Ctrl-C" in line:
+            return "ndnsci is up" in "".join(lines), "".join(lines)
+    raise AssertionError(f"neither up nor exited within {timeout} s: {''.join(lines)}")
+
+
+def test_a_stack_takes_only_its_own_catalog_for_ready(stack):
+    """The readiness check of `ndnsci up`: another catalog on the port is not ours."""
+    from ndnsci._stack import LocalStack
+
+    other = LocalStack(port=0, set_environment=False)
+    other.catalog_url = stack.catalog_url
+    assert stack._healthy() and not other._healthy()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import subprocess
 import tempfile
@@ -36,6 +37,20 @@ def test_forwarder_start_status_stop(ndnd_binary, session_dir):
     assert stopped.returncode == 0
     assert ndnsci("forwarder", "status", "--socket", str(sock)).returncode == 1
     assert ndnsci("forwarder", "stop", "--socket", str(sock)).returncode == 1
+
+
+def test_a_busy_websocket_port_is_a_clear_error(ndnd_binary, session_dir):
+    sock = session_dir / "busy-ws" / "nfd.sock"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {"NDNSCI_FW_UDP_PORT": str(free_port()), "NDNSCI_FW_WS_PORT": str(port)}
+        started = ndnsci("forwarder", "start", "--socket", str(sock), env=env)
+    assert started.returncode == 1
+    assert f"the WebSocket port 127.0.0.1:{port} is not free" in started.stderr
+    assert "NDNSCI_FW_WS_PORT" in started.stderr and "Traceback" not in started.stderr
+    assert not forwarder.is_running(sock)
 
 
 def test_forwarder_path_prints_the_binary(ndnd_binary):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
 import ndnsci
 from ndnsci.errors import (
+    CatalogError,
     CatalogUnavailableError,
     NdnsciError,
     NotInCatalogError,
@@ -112,6 +114,98 @@ def test_manifest_of_a_search_and_of_names(cat):
     assert mixed[0] == entries[0] and mixed[1] == ("/CMIP5/nope/x.nc", "not found")
 
 
+def test_many_names_go_in_pieces_the_catalog_takes(stack, tmp_path):
+    """The catalog states how many names one manifest request may carry; the client obeys."""
+    from catalog.loadtest import Server
+
+    db = f"sqlite:///{stack.workdir / 'catalog.db'}"
+    server = Server(db, tmp_path / "catalog.log", env={"NDNSCI_MAX_MANIFEST_NAMES": "3"})
+    try:
+        server.wait()
+        with ndnsci.Catalog(server.url) as cat:
+            names = [f.name for f in cat.search(scheme="cmip5")] + ["/CMIP5/nope/x.nc"]
+            assert cat.limits()["max_manifest_names"] == 3
+            entries = cat.manifest(names)
+            pieces = server.log.read_text().count("POST /api/v1/manifests")
+
+            async def asynchronously():
+                async with ndnsci.AsyncCatalog(server.url) as acat:
+                    return await acat.manifest(names)
+
+            assert asyncio.run(asynchronously()) == entries
+    finally:
+        server.terminate()
+    assert len(names) == 34 and pieces == 12  # ceil(34 / 3)
+    assert [e.name for e in entries[:-1]] == names[:-1]  # type: ignore[union-attr]
+    assert entries[-1] == ("/CMIP5/nope/x.nc", "not found")
+
+
+def test_a_busy_catalog_is_asked_again_after_its_retry_after():
+    import httpx
+
+    asked = []
+
+    def busy_twice(request: httpx.Request) -> httpx.Response:
+        asked.append(time.monotonic())
+        if len(asked) <= 2:
+            return httpx.Response(503, headers={"Retry-After": "0.2"}, json={"detail": "busy"})
+        return httpx.Response(200, json={"status": "ok"})
+
+    with ndnsci.Catalog("http://catalog.test", transport=httpx.MockTransport(busy_twice)) as cat:
+        assert cat.health() == {"status": "ok"}
+    assert len(asked) == 3 and asked[2] - asked[0] >= 0.4
+
+    def always_busy(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "too busy"})
+
+    with (
+        ndnsci.Catalog("http://catalog.test", transport=httpx.MockTransport(always_busy)) as cat,
+        pytest.raises(CatalogError, match="answered 503: too busy"),
+    ):
+        cat.health()
+
+
+def test_a_publish_refused_as_too_busy_is_sent_again_after_retry_after():
+    """The write lane is full (503): the same batch again after the wait, then published;
+    a catalog busy for good is an error naming the 503, with nothing counted as published."""
+    import json
+
+    import httpx
+
+    posted: list[tuple[float, bytes]] = []
+    answer = {"inserted": 2, "replaced": 0, "unchanged": 0, "last_seq": 2}
+
+    def busy_once(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/limits"):
+            return httpx.Response(200, json={"max_publish_records": 10, "max_publish_bytes": 1000})
+        posted.append((time.monotonic(), request.read()))
+        if len(posted) == 1:
+            return httpx.Response(503, headers={"Retry-After": "0.3"}, json={"detail": "busy"})
+        return httpx.Response(200, json=answer)
+
+    lines = [json.dumps({"name": f"/CMIP5/a/{i}.nc", "scheme": "cmip5"}) for i in range(2)]
+    with ndnsci.Catalog(
+        "http://catalog.test", token="t", transport=httpx.MockTransport(busy_once)
+    ) as cat:
+        report = cat.publish(lines)
+    assert (report.inserted, report.requests, report.refused) == (2, 1, [])
+    assert len(posted) == 2 and posted[0][1] == posted[1][1]
+    assert posted[1][0] - posted[0][0] >= 0.3
+
+    def always_busy(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/limits"):
+            return httpx.Response(404, json={"detail": "no such route"})
+        return httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "too busy"})
+
+    with (
+        ndnsci.Catalog(
+            "http://catalog.test", token="t", transport=httpx.MockTransport(always_busy)
+        ) as cat,
+        pytest.raises(CatalogError, match="answered 503: too busy"),
+    ):
+        cat.publish(lines)
+
+
 def test_url_default_from_the_environment(stack, monkeypatch):
     monkeypatch.setenv("NDNSCI_CATALOG", stack.catalog_url + "/api/v1/")
     assert ndnsci.Catalog().url == stack.catalog_url
@@ -155,7 +249,7 @@ def test_async_browse_health_and_intake_esm(stack):
         async with ndnsci.AsyncCatalog(stack.catalog_url) as cat:
             return (
                 await cat.browse("/CMS/store"),
-                await cat.health(),
+                (await cat.health(), await cat.limits()),
                 await cat.to_intake_esm("cmip5"),
                 await cat.changes(since=0, limit=3),
             )
@@ -163,7 +257,9 @@ def test_async_browse_health_and_intake_esm(stack):
     nodes, health, esm, changes = asyncio.run(main())
     with ndnsci.Catalog(stack.catalog_url) as cat:
         assert nodes == cat.browse("/CMS/store")
-        assert health == cat.health() and health["publish"]["max_records"] > 0
+        (health, limits), now = health, cat.health()
+        assert (health["status"], health["instance"]) == (now["status"], now["instance"])
+        assert limits == cat.limits() and limits["max_publish_records"] > 0
         assert len(esm.df) == len(cat.to_intake_esm("cmip5").df) == 33
         assert changes == cat.changes(since=0, limit=3)
     assert [c.seq for c in changes.changes] == [1, 2, 3] and changes.next == 3

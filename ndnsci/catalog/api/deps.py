@@ -10,7 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from ndnsci.catalog.database import SessionDep
 from ndnsci.catalog.errors import InvalidInputError
 from ndnsci.catalog.schemas import ErrorResponse
-from ndnsci.catalog.tokens import token_name
+from ndnsci.catalog.tokens import TokenRefused, token_name
 
 _bearer = HTTPBearer(auto_error=False, description="a token from `ndnsci catalog token create`")
 
@@ -26,20 +26,20 @@ def require_token(
             "a bearer token is required (Authorization: Bearer <token>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    name = token_name(session, credentials.credentials)
-    if name is None:
+    try:
+        return token_name(session, credentials.credentials)
+    except TokenRefused as refused:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
-            "invalid token",
+            str(refused),
             headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
-        )
-    return name
+        ) from None
 
 
 TokenDep = Annotated[str, Depends(require_token)]
 
 
-def reject_nul(request: Request) -> None:
+async def reject_nul(request: Request) -> None:
     """No text column can hold NUL (PostgreSQL refuses it): a clear 422 instead of a 500."""
     for key, value in request.query_params.multi_items():
         if "\x00" in key or "\x00" in value:

@@ -18,8 +18,13 @@ import treeRoot from "./fixtures/tree-root.json";
 
 /** The page's origin in the unit tests (vite.config.ts, test.environmentOptions). */
 export const ORIGIN = "http://localhost:3000";
-/** ``GET /health`` of a catalog with the default publish limits */
-export const healthy = { status: "ok", database: "sqlite", publish: { max_records: 50_000, max_bytes: 64 << 20 } };
+/** ``GET /health`` of an idle catalog */
+export const healthy = {
+  status: "ok",
+  database: "sqlite",
+  instance: "0123456789abcdef",
+  load: { reads: { turns: 4, running: 0, waiting: 0, refused: 0 }, writes: { turns: 2, running: 0, waiting: 0, refused: 0 } },
+};
 export const fixtures = { autocompleteM, facets, fileBnu, searchPage, stats, treeCmip5, treeRoot };
 
 type Operation<N extends RouteName> = paths[(typeof routes)[N]["path"]][(typeof routes)[N]["method"]];

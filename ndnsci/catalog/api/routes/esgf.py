@@ -52,8 +52,9 @@ def _refused(exc: esgf_request.EsgfError) -> JSONResponse:
     response_class=Response,
     responses={
         200: {
-            "description": "Solr JSON or Solr XML, as `format` asks",
-            "content": {esgf_request.JSON: {}, esgf_request.XML: {}},
+            "description": "Solr JSON (`format=application/solr+json`) or Solr XML (the "
+            "default, `format=application/solr+xml`), sent as ESGF's index nodes send them",
+            "content": {"application/json": {}, "application/xml": {}},
         },
         **_REFUSED,
     },

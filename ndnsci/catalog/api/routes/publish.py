@@ -22,8 +22,8 @@ NDJSON_BODY = {
     "requestBody": {
         "required": True,
         "description": "JSON lines: one record per line, as `ndnsci translate --json` and the "
-        "metadata extractor produce them; at most the limits `GET /health` states "
-        "(`publish.max_records` records, `publish.max_bytes` bytes)",
+        "metadata extractor produce them; at most the limits `GET /limits` states "
+        "(`max_publish_records` records, `max_publish_bytes` bytes)",
         "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
     }
 }
@@ -59,7 +59,7 @@ async def publish_records(
     # transaction cannot become a write one once another publisher has committed)
     await run_in_threadpool(session.rollback)
     settings = request.app.state.settings
-    body = await _body(request, settings.max_publish_bytes)
+    body = await request.body()  # at most max_publish_bytes: BodyLimitMiddleware
     if count_records(body) > settings.max_publish_records:
         raise _too_large(f"more than {settings.max_publish_records} records", settings)
     batch = await request.app.state.preparer.prepare(body, replace)
@@ -84,25 +84,10 @@ async def publish_records(
     return await run_in_threadpool(write)
 
 
-async def _body(request: Request, max_bytes: int) -> bytes:
-    """The request body, refused (413) as soon as it outgrows ``max_bytes``."""
-    settings = request.app.state.settings
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise _too_large(f"a body of {declared} bytes", settings)
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise _too_large(f"a body of more than {max_bytes} bytes", settings)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _too_large(what: str, settings: Any) -> BatchTooLargeError:
     return BatchTooLargeError(
         f"{what} in one publish request: send at most {settings.max_publish_records} records "
-        f"and {settings.max_publish_bytes} bytes per request (GET /health states the limits)",
+        f"and {settings.max_publish_bytes} bytes per request (GET /limits states the limits)",
         max_records=settings.max_publish_records,
         max_bytes=settings.max_publish_bytes,
     )

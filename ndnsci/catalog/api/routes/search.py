@@ -9,13 +9,14 @@ from sqlalchemy.orm import Session
 
 from ndnsci.catalog.api.deps import errors
 from ndnsci.catalog.database import SessionDep
-from ndnsci.catalog.facetindex import FacetIndex, Stale
+from ndnsci.catalog.facetindex import FacetIndex
 from ndnsci.catalog.query import (
     MAX_LIMIT,
     Search,
     SearchParams,
     Sort,
     normalize_prefix,
+    on_index,
     parse_params,
     time_bound,
 )
@@ -23,8 +24,6 @@ from ndnsci.catalog.schemas import AutocompleteResponse, SearchResponse, TreeRes
 from ndnsci.catalog.tree import autocomplete, browse
 
 router = APIRouter(tags=["search"])
-#: searches that find the database ahead of the index sync and run again, at most this often
-ATTEMPTS = 3
 
 FACET_HELP = (
     "Facet filters are further query parameters named after facets: `model=HadCM3&model=CanESM2` "
@@ -71,29 +70,28 @@ def search(
         count_facets=None if facets is None else [k for k in facets.split(",") if k],
         facet_limit=facet_limit,
     )
-    return answer(request.app.state.index, session, params)
+    state = request.app.state
+    return answer(state.index, session, params, state.settings.read_wait_seconds)
 
 
-def answer(index: FacetIndex, session: Session, params: SearchParams) -> SearchResponse:
-    """Search with the index synced to the database, again if the database moved meanwhile."""
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            with index.reading():
-                found = Search(session, params, index, strict=attempt < ATTEMPTS)
-                return SearchResponse.model_validate(
-                    {
-                        "total": found.total(),
-                        "limit": params.limit,
-                        "offset": params.offset,
-                        "results": found.results() if params.limit else [],
-                        "facets": found.facet_counts(),
-                    }
-                )
-        except Stale as stale:
-            session.rollback()  # end the read transaction: the next attempt sees the new rows
-            if stale.rerank:
-                index.rerank()
-    raise AssertionError("unreachable: the last attempt does not raise Stale")
+def answer(
+    index: FacetIndex, session: Session, params: SearchParams, wait: float | None = None
+) -> SearchResponse:
+    """The search on the index synced to the database."""
+
+    def work(strict: bool) -> SearchResponse:
+        found = Search(session, params, index, strict=strict)
+        return SearchResponse.model_validate(
+            {
+                "total": found.total(),
+                "limit": params.limit,
+                "offset": params.offset,
+                "results": found.results() if params.limit else [],
+                "facets": found.facet_counts(),
+            }
+        )
+
+    return on_index(index, session, work, wait)
 
 
 @router.get(

@@ -221,9 +221,30 @@ export interface paths {
         };
         /**
          * Health
-         * @description The service answers and its database too; and what a publish request may carry.
+         * @description Answers at once under any load: the database is asked every second on a connection and
+         *     a thread of its own; ``instance`` names this server process, ``load`` says how busy it is.
          */
         get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Limits
+         * @description What one request may carry: a client sizes its batches by these.
+         */
+        get: operations["limits"];
         put?: never;
         post?: never;
         delete?: never;
@@ -477,6 +498,11 @@ export interface components {
              */
             refused?: components["schemas"]["RefusedLine"][] | null;
             /**
+             * Limit
+             * @description on a body too large (413): its limit
+             */
+            limit?: number | null;
+            /**
              * Max Records
              * @description on 'batch-too-large'
              */
@@ -596,7 +622,20 @@ export interface components {
             status: string;
             /** Database */
             database: string;
-            publish: components["schemas"]["PublishLimits"];
+            /**
+             * Instance
+             * @description this server process (changes at every start)
+             */
+            instance: string;
+            /**
+             * Load
+             * @description per lane (reads, writes): turns, running, waiting, refused (503) so far
+             */
+            load: {
+                [key: string]: {
+                    [key: string]: number;
+                };
+            };
         };
         /** HistoryEntry */
         HistoryEntry: {
@@ -611,11 +650,67 @@ export interface components {
             /** Sha256 */
             sha256: string | null;
         };
+        /**
+         * LimitsResponse
+         * @description What one request may carry (larger is refused: 413, or 422 naming the record).
+         */
+        LimitsResponse: {
+            /**
+             * Max Publish Records
+             * @description records in one POST /publish
+             */
+            max_publish_records: number;
+            /**
+             * Max Publish Bytes
+             * @description bytes of one POST /publish body
+             */
+            max_publish_bytes: number;
+            /**
+             * Max Body Bytes
+             * @description bytes of any other request body
+             */
+            max_body_bytes: number;
+            /**
+             * Max Manifest Names
+             * @description names in one POST /manifests
+             */
+            max_manifest_names: number;
+            /**
+             * Max Record Bytes
+             * @description bytes of one record (one JSON line)
+             */
+            max_record_bytes: number;
+            /**
+             * Max Name Chars
+             * @description characters of a name or a relative path
+             */
+            max_name_chars: number;
+            /**
+             * Max Value Chars
+             * @description characters of a facet value, a correction's message, a version, ...
+             */
+            max_value_chars: number;
+            /**
+             * Max Facets
+             * @description facets of one record
+             */
+            max_facets: number;
+            /**
+             * Max Corrections
+             * @description corrections of one record
+             */
+            max_corrections: number;
+            /**
+             * Max Metadata Bytes
+             * @description bytes of a record's metadata as JSON
+             */
+            max_metadata_bytes: number;
+        };
         /** ManifestRequest */
         ManifestRequest: {
             /**
              * Names
-             * @description NDN names to include
+             * @description NDN names to include (at most max_manifest_names of GET /limits)
              */
             names?: string[] | null;
             /**
@@ -647,16 +742,6 @@ export interface components {
              * @description true when the name is a file, not a prefix
              */
             leaf: boolean;
-        };
-        /**
-         * PublishLimits
-         * @description What one ``POST /publish`` may carry; a bigger request gets 413 ``batch-too-large``.
-         */
-        PublishLimits: {
-            /** Max Records */
-            max_records: number;
-            /** Max Bytes */
-            max_bytes: number;
         };
         /** PublishResponse */
         PublishResponse: {
@@ -1108,7 +1193,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description JSON lines: one record per line, as `ndnsci translate --json` and the metadata extractor produce them; at most the limits `GET /health` states (`publish.max_records` records, `publish.max_bytes` bytes) */
+        /** @description JSON lines: one record per line, as `ndnsci translate --json` and the metadata extractor produce them; at most the limits `GET /limits` states (`max_publish_records` records, `max_publish_bytes` bytes) */
         requestBody: {
             content: {
                 "application/x-ndjson": string;
@@ -1301,6 +1386,35 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    limits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsResponse"];
+                };
+            };
         };
     };
     stats: {
@@ -1425,14 +1539,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solr JSON or Solr XML, as `format` asks */
+            /** @description Solr JSON (`format=application/solr+json`) or Solr XML (the default, `format=application/solr+xml`), sent as ESGF's index nodes send them */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/solr+json": unknown;
-                    "application/solr+xml": unknown;
+                    "application/json": unknown;
+                    "application/xml": unknown;
                 };
             };
             /** @description Bad Request */
