@@ -12,6 +12,8 @@
      ├── DownloadError                 files of a bulk fetch failed; .report says which and why
      ├── MissingDependencyError        an optional package is not installed (also ImportError)
      ├── StackError                    a part of the local stack (``ndnsci up``) did not start
+     ├── TestbedError                  the emulated testbed (``ndnsci testbed``): a bad topology,
+     │                                 no root, a node that did not start
      └── NdnError                      the NDN data plane
           ├── InvalidNameError         a name URI or a name component is malformed
           ├── TransportError           no forwarder at NDN_CLIENT_TRANSPORT, or it went away
@@ -58,6 +60,7 @@ __all__ = [
     "PublisherKeyError",
     "QueryError",
     "StackError",
+    "TestbedError",
     "TransportError",
     "UnknownFacetError",
 ]
@@ -140,6 +143,12 @@ class MissingDependencyError(NdnsciError, ImportError):
 
 class StackError(NdnsciError):
     """A part of the local stack (forwarder, catalog, producer) did not start or died."""
+
+
+class TestbedError(NdnsciError):
+    """The emulated testbed (``ndnsci testbed``) cannot be built, run or taken down."""
+
+    __test__ = False  # not a pytest test class, whatever its name
 
 
 # --- the NDN data plane (ndnsci.ndn) -----------------------------------------------------------
