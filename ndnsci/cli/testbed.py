@@ -228,6 +228,9 @@ def _down(args: argparse.Namespace) -> int:
 
     try:
         require_root()
+    except TestbedError as exc:
+        return fail("testbed", exc)
+    try:
         found = netns.records()
         if args.ids:
             unknown = sorted(set(args.ids) - {r.id for r in found})

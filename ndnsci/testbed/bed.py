@@ -61,6 +61,8 @@ class Process:
 class Testbed:
     """The emulated network of ``topology``; ``up()`` builds it, ``down()`` removes it all."""
 
+    __test__ = False  # not a pytest test class, whatever its name
+
     def __init__(self, topology: Topology, *, log: IO[str] | None = None) -> None:
         self.topo = topology
         self.id = f"{netns.ID_PREFIX}{os.getpid()}"

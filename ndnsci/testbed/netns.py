@@ -64,12 +64,14 @@ def namespaces() -> set[str]:
 
 
 def process_start_time(pid: int) -> int | None:
-    """The kernel's start time of ``pid`` (clock ticks), to tell a process from a reused pid."""
+    """The kernel's start time of ``pid`` (clock ticks), to tell a process from a reused pid;
+    None when there is no such process, or only its zombie."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] == "Z" else int(fields[19])
 
 
 def alive(pid: int, start_time: int | None) -> bool:
