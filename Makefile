@@ -7,18 +7,20 @@ STAMP := $(VENV)/.installed
 # npm ci writes this file last; it is newer than package-lock.json once node_modules is complete
 WEBUI_STAMP := webui/node_modules/.package-lock.json
 
-.PHONY: setup system portal test screenshots demo demo-check lint typecheck layers bench clean
+.PHONY: setup system portal test screenshots demo demo-check lint typecheck layers bench testbed clean
 
 setup: $(STAMP) system $(WEBUI_STAMP)
 
 # System parts the suite runs for real, each installed by an idempotent script that is fast
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
-# cluster on loopback), Debian's Chromium (the portal's end-to-end tests) and the NDNd
-# forwarder (built from the Go module proxy).
+# cluster on loopback), Debian's Chromium (the portal's end-to-end tests), the NDNd
+# forwarder (built from the Go module proxy) and the testbed's tools (iproute2, curl, its
+# delay element).
 system:
 	deploy/postgres/install.sh
 	deploy/browser/install.sh >/dev/null
 	deploy/forwarder/build.sh >/dev/null
+	deploy/testbed/install.sh
 
 $(WEBUI_STAMP): webui/package-lock.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
@@ -77,6 +79,13 @@ bench: setup
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
 	npm --prefix webui run build && node bench/webui.mjs
+
+# The seed experiments on the emulated multi-site testbed (root: network namespaces), about
+# 15 minutes; results and plots in bench/results/testbed-*.{json,png}, see docs/testbed.md.
+testbed: $(STAMP)
+	deploy/forwarder/build.sh >/dev/null
+	deploy/testbed/install.sh
+	$(BIN)/ndnsci testbed run all
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules ndnsci/catalog/portal

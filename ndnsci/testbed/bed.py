@@ -143,6 +143,7 @@ class Testbed:
                 self._start_forwarder(node)
             for name in self.topo.nodes:
                 self._create_faces(name)
+                self._tune_sockets(name)
             for server in self.topo.role("server"):
                 if server.serve:
                     self.add_routes(server.serve, server.name)
@@ -255,6 +256,22 @@ class Testbed:
             raise TestbedError(f"node {node}: `ndnd {' '.join(args)}` failed: {answer}")
         return proc.stdout
 
+    def _tune_sockets(self, node: str) -> None:
+        """Bigger UDP receive buffers for the node's forwarder (see the topology's
+        ``udp_receive_buffer_kb`` and :func:`netns.raise_udp_receive_buffers`)."""
+        from ndnsci.ndn import forwarder
+
+        size = self.topo.udp_receive_buffer_kb * 1024
+        if size <= 0:
+            return
+        pidfile = forwarder.Paths(self.socket(node)).pidfile
+        try:
+            netns.raise_udp_receive_buffers(int(pidfile.read_text()), size)
+        except (OSError, ValueError) as exc:
+            raise TestbedError(
+                f"node {node}: cannot set its forwarder's UDP buffers: {exc}"
+            ) from exc
+
     def _create_faces(self, node: str) -> None:
         for link in self.topo.links_of(node):
             self._create_face(node, link)
@@ -313,6 +330,8 @@ class Testbed:
             peers.add(peer)
             self.ndnd(peer, "fw", "face-destroy", f"face={self.faces[(peer, node)]}")
             self._create_face(peer, link)
+        for name in {node} | peers:
+            self._tune_sockets(name)
         self._install_routes({node} | peers)
 
     # --- servers -----------------------------------------------------------------------------
@@ -541,6 +560,10 @@ class Testbed:
                 return counters
             time.sleep(0.02)
         raise TestbedError(f"{proc.name} did not report its counters:\n{proc.tail()}")
+
+    def udp_drops(self) -> dict[str, int]:
+        """UDP datagrams each node's kernel dropped for want of receive buffer so far."""
+        return {n: netns.udp_counters(self.ns(n))["RcvbufErrors"] for n in self.topo.nodes}
 
     def interface_bytes(self, node: str, peer: str) -> tuple[int, int]:
         """(received, sent) bytes of ``node``'s interface toward its neighbour ``peer``."""

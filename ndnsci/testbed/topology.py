@@ -57,7 +57,7 @@ _NODE_KEYS = {
 }
 _LINK_KEYS = {"name", "a", "b", "rate_mbps", "delay_ms", "face", "mtu", "queue_ms"}
 _ROUTE_KEYS = {"node", "prefix", "via"}
-_TOP_KEYS = {"name", "description", "nodes", "links", "routes"}
+_TOP_KEYS = {"name", "description", "nodes", "links", "routes", "udp_receive_buffer_kb"}
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,8 @@ class Topology:
     links: list[Link]
     routes: list[Route] = field(default_factory=list)
     source: str = ""
+    # the forwarders' UDP receive buffers (NDNd leaves the kernel default); 0: leave them
+    udp_receive_buffer_kb: int = 4096
 
     # --- queries -------------------------------------------------------------------------------
 
@@ -199,7 +201,14 @@ class Topology:
                     f"node {name}: {nodes[name].cs_capacity} packets is more than NDNd's "
                     f"{CS_PER_THREAD_MAX} per forwarding thread x {nodes[name].threads} threads"
                 )
-        copy = Topology(self.name, nodes, list(self.links), list(self.routes), self.source)
+        copy = Topology(
+            self.name,
+            nodes,
+            list(self.links),
+            list(self.routes),
+            self.source,
+            self.udp_receive_buffer_kb,
+        )
         _check_graph(copy)
         return copy
 
@@ -231,7 +240,10 @@ def parse(raw: dict[str, Any], source: str = "<topology>") -> Topology:
         raise TestbedError(f"{source}: no [[links]]")
     links = [_link(i, spec, nodes, source) for i, spec in enumerate(links_raw)]
     routes = [_route(spec, nodes, source) for spec in raw.get("routes", [])]
-    topo = Topology(str(raw.get("name", Path(source).stem)), nodes, links, routes, source)
+    buffer_kb = int(_number(raw, "udp_receive_buffer_kb", source, 4096, 0))
+    topo = Topology(
+        str(raw.get("name", Path(source).stem)), nodes, links, routes, source, buffer_kb
+    )
     _check_graph(topo)
     return topo
 
