@@ -132,7 +132,8 @@ def _hints(bed: Any) -> None:
     if servers:
         lines.append(
             f"  ip netns exec {bed.ns(consumer)} env NDN_CLIENT_TRANSPORT="
-            f"{bed.transport(consumer)} ndnsci fetch --ls {servers[0].serve}"
+            f"{bed.transport(consumer)} {Path(sys.executable).parent / 'ndnsci'} fetch --ls "
+            f"{servers[0].serve}"
         )
     for line in lines:
         print(line, file=sys.stderr, flush=True)

@@ -34,7 +34,7 @@ from ndnsci.testbed import cachesim
 from ndnsci.testbed.bed import Testbed
 
 WINDOWS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-SEGMENT_SIZES = (1024, 2048, 4096, 8000)  # and the largest the producer allows
+SEGMENT_SIZES = (1024, 4096, 8000)  # and the largest the producer allows
 SWEEP_FILE_EXPONENTS = range(16, 27)  # 64 KiB .. 64 MiB
 
 
@@ -43,17 +43,17 @@ class Options:
     """Sizes and repeats; ``quick()`` makes every experiment a smoke test of a few seconds."""
 
     repeats: int = 2
-    point_seconds: float = 2.5  # sweep: aim each fixed-window point at about this long
-    adaptive_mb: int = 32  # sweep: file for AIMD/CUBIC
+    point_seconds: float = 2.0  # sweep: aim each fixed-window point at about this long
     caching_mb: int = 256
     fairness_mb: int = 64
     windows: tuple[int, ...] = WINDOWS
     segment_sizes: tuple[int, ...] = SEGMENT_SIZES
-    seeds: int = 10
+    seeds: int = 6
     replay_consumers: int = 20
     replay_requests_per_consumer: int = 3
-    replay_fractions: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5)
-    sim_fractions: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0)
+    replay_fractions: tuple[float, ...] = (0.05, 0.2, 0.5)  # a subset of sim_fractions
+    replay_window: int = 64  # a fixed window under the WAN's BDP: no loss, no double count
+    sim_fractions: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
     consumers_sweep: tuple[int, ...] = (10, 15, 20, 25, 30)
     files_sweep: tuple[int, ...] = (10, 20, 30, 40)
     files: int = 40
@@ -67,7 +67,6 @@ class Options:
         return cls(
             repeats=1,
             point_seconds=0.5,
-            adaptive_mb=4,
             caching_mb=16,
             fairness_mb=8,
             windows=(1, 16, 128),
@@ -90,6 +89,11 @@ class Options:
 def machine_load() -> dict[str, Any]:
     one, five, fifteen = os.getloadavg()
     return {"loadavg": [round(one, 2), round(five, 2), round(fifteen, 2)], "cpus": os.cpu_count()}
+
+
+def _drops_since(bed: Testbed, before: dict[str, int]) -> dict[str, int]:
+    """UDP datagrams dropped for want of receive buffer since ``before``, per node."""
+    return {node: count - before.get(node, 0) for node, count in bed.udp_drops().items()}
 
 
 def _write_random(path: Path, size: int) -> None:
@@ -279,7 +283,6 @@ def sweep(bed: Testbed, opts: Options) -> dict[str, Any]:
     root = bed.data_dir(server) / "sweep"
     for exponent in SWEEP_FILE_EXPONENTS:
         _write_random(root / f"f{exponent}", 1 << exponent)
-    _write_random(root / "adaptive", opts.adaptive_mb << 20)
     largest = max_segment_size(
         len(b"".join(ndnname.from_uri("/ndnsci/sweep/s0000"))) + NAME_RESERVE
     )
@@ -287,25 +290,15 @@ def sweep(bed: Testbed, opts: Options) -> dict[str, Any]:
     rtt_ms = bed.topo.rtt_ms(consumer, server)
     rate = bed.topo.bottleneck_mbps(consumer, server) or 1000.0
     points: list[dict[str, Any]] = []
+    drops = bed.udp_drops()
     with _no_caches(bed):
         producers = {s: bed.start_producer(server, root, f"/ndnsci/sweep/s{s}", s) for s in sizes}
         try:
             for repeat in range(opts.repeats):
                 for size in sizes:
-                    for window in opts.windows:
-                        expected = min(0.9 * rate, window * size * 8 / (rtt_ms / 1000) / 1e6)
-                        name = _sweep_file(expected, opts.point_seconds)
-                        points.append(
-                            _sweep_point(
-                                bed, consumer, name, _point(window, size, "fixed", repeat), opts
-                            )
-                        )
-                    for cc in ("aimd", "cubic"):
-                        points.append(
-                            _sweep_point(
-                                bed, consumer, "adaptive", _point(64, size, cc, repeat), opts
-                            )
-                        )
+                    points.extend(
+                        _sweep_size(bed, consumer, size, repeat, opts, rtt_ms=rtt_ms, rate=rate)
+                    )
         finally:
             for proc in producers.values():
                 bed.stop(proc)
@@ -316,6 +309,7 @@ def sweep(bed: Testbed, opts: Options) -> dict[str, Any]:
         "repeats": opts.repeats,
         "rtt_ms_set": rtt_ms,
         "bottleneck_mbps_set": rate,
+        "udp_receive_buffer_drops": _drops_since(bed, drops),
         "ideal_mbps": {
             str(size): {
                 str(w): round(min(rate, w * size * 8 / (rtt_ms / 1000) / 1e6), 3)
@@ -326,12 +320,44 @@ def sweep(bed: Testbed, opts: Options) -> dict[str, Any]:
         "method": (
             "one consumer fetches a file of random bytes from the server over the WAN, "
             "`ndnsci fetch --cc fixed --window W` (AIMD/CUBIC: initial window 64, at most "
-            "1024), producer `ndnsci serve --segment-size S`; router caches off; the file "
-            "size is picked so each point lasts about point_seconds; repeats interleaved"
+            "1024), producer `ndnsci serve --segment-size S`; router caches off; each file "
+            "(64 KiB to 64 MiB) is picked so a point lasts about point_seconds (AIMD/CUBIC: "
+            "twice that) at the rate the previous window reached; repeats interleaved"
         ),
         "machine": started,
         "machine_end": machine_load(),
     }
+
+
+def _sweep_size(
+    bed: Testbed,
+    consumer: str,
+    size: int,
+    repeat: int,
+    opts: Options,
+    *,
+    rtt_ms: float,
+    rate: float,
+) -> list[dict[str, Any]]:
+    """The fixed windows, then AIMD and CUBIC, for one segment size. Each file is sized from
+    the rate the previous window reached (a busy machine falls short of the window/RTT
+    bound), so a point lasts about ``point_seconds`` whatever the machine does."""
+    points: list[dict[str, Any]] = []
+    for window in opts.windows:
+        expected = min(0.9 * rate, window * size * 8 / (rtt_ms / 1000) / 1e6)
+        if points:
+            last = points[-1]
+            expected = min(expected, last["mbps"] * window / last["window"])
+        name = _sweep_file(expected, opts.point_seconds)
+        points.append(
+            _sweep_point(bed, consumer, name, _point(window, size, "fixed", repeat), opts)
+        )
+    reached = max(p["mbps"] for p in points)
+    for cc in ("aimd", "cubic"):
+        # twice as long: the window has to grow first
+        name = _sweep_file(min(reached, 0.9 * rate), 2 * opts.point_seconds)
+        points.append(_sweep_point(bed, consumer, name, _point(64, size, cc, repeat), opts))
+    return points
 
 
 def _sweep_file(expected_mbps: float, seconds: float) -> str:
@@ -392,6 +418,7 @@ def caching(bed: Testbed, opts: Options) -> dict[str, Any]:
     segment_packets = -(-size // node.segment_size) + 16
     needed = {r: max(segment_packets, bed.topo.nodes[r].cs_capacity) for r in _routers(bed)}
     ndn = []
+    drops = bed.udp_drops()
     with _caches(bed, needed):
         for i, consumer in enumerate(consumers):
             before = bed.producer_counters(producer)
@@ -432,6 +459,7 @@ def caching(bed: Testbed, opts: Options) -> dict[str, Any]:
         "gain_vs_first": round(cached_mbps / ndn[0]["mbps"], 3),
         "file_bytes": size,
         "gateway": gateway,
+        "udp_receive_buffer_drops": _drops_since(bed, drops),
         "http": http,
         "ndn": ndn,
         "path": {
@@ -484,7 +512,7 @@ def simulate_study(sizes: list[int], opts: Options) -> dict[str, Any]:
     catalog = cachesim.make_catalog(sizes, opts.files, seed=0)
     total = cachesim.Workload(catalog, [], 8000).catalog_segments
     capacities = {f: max(1, round(f * total)) for f in opts.sim_fractions}
-    fraction = 0.2  # of the catalog: the cache in the consumers and files sweeps
+    fraction = 0.2  # of the full catalog: the cache of the consumers and files sweeps
 
     def ratio(files: list[int], policy: str, capacity: int, consumers: int) -> float:
         return round(
@@ -499,9 +527,11 @@ def simulate_study(sizes: list[int], opts: Options) -> dict[str, Any]:
             4,
         )
 
-    def catalog_of(n: int) -> tuple[list[int], int]:
-        files = cachesim.make_catalog(sizes, n, seed=0)
-        return files, round(fraction * cachesim.Workload(files, [], 8000).catalog_segments)
+    fixed = round(fraction * total)  # packets: the cache of the consumers and files sweeps
+
+    def catalog_of(n: int) -> list[int]:
+        # the first n files of the catalog (make_catalog draws in order): nested catalogs
+        return cachesim.make_catalog(sizes, n, seed=0)
 
     catalogs = {n: catalog_of(n) for n in opts.files_sweep}
     simulated: dict[str, dict[str, float]] = {}
@@ -510,10 +540,10 @@ def simulate_study(sizes: list[int], opts: Options) -> dict[str, Any]:
     for policy in cachesim.POLICIES:
         simulated[policy] = {str(c): ratio(catalog, policy, c, 20) for c in capacities.values()}
         by_consumers[policy] = {
-            str(k): ratio(catalog, policy, round(fraction * total), k) for k in opts.consumers_sweep
+            str(k): ratio(catalog, policy, fixed, k) for k in opts.consumers_sweep
         }
         by_files[policy] = {
-            str(n): ratio(files, policy, cap, 20) for n, (files, cap) in catalogs.items()
+            str(n): ratio(files, policy, fixed, 20) for n, files in catalogs.items()
         }
         opts.log(f"cachehit: simulated {policy}")
     return {
@@ -535,8 +565,8 @@ def simulate_study(sizes: list[int], opts: Options) -> dict[str, Any]:
             "seeds": opts.seeds,
             "consumers": 20,
             "requests_per_consumer": opts.requests_per_consumer,
-            "consumers_sweep_cache_fraction": fraction,
-            "files_sweep_cache_fraction": fraction,
+            "consumers_and_files_sweeps_cache_packets": fixed,
+            "consumers_and_files_sweeps_cache_fraction_of_full_catalog": fraction,
         },
     }
 
@@ -580,6 +610,7 @@ def replay(bed: Testbed, sizes: list[int], opts: Options) -> dict[str, Any]:
     runs = []
     others = {r: 0 for r in _routers(bed) if r != gateway}
     original = bed.topo.nodes[gateway]
+    drops = bed.udp_drops()
     try:
         with _caches(bed, others):
             for fraction in opts.replay_fractions:
@@ -587,7 +618,7 @@ def replay(bed: Testbed, sizes: list[int], opts: Options) -> dict[str, Any]:
                 bed.restart_forwarder(gateway, cs_capacity=capacity, threads=1)
                 before = bed.producer_counters(producer)
                 cs_before = bed.cs_info(gateway)
-                fetched = _fetch_many(bed, consumer, names)
+                fetched = _fetch_many(bed, consumer, names, opts.replay_window)
                 after = bed.producer_counters(producer)
                 cs_after = bed.cs_info(gateway)
                 misses = after["segments"] - before["segments"]
@@ -621,25 +652,28 @@ def replay(bed: Testbed, sizes: list[int], opts: Options) -> dict[str, Any]:
         "replayed": {"lru": replayed},
         "replay_simulated": {"lru": predicted},
         "replay_runs": runs,
+        "udp_receive_buffer_drops": _drops_since(bed, drops),
         "replay_parameters": {
             "gateway": gateway,
             "consumer": consumer,
             "consumers": opts.replay_consumers,
             "requests_per_consumer": opts.replay_requests_per_consumer,
             "request_seed": 1,
+            "fetch": f"ndnsci fetch --parallel 1 --cc fixed --window {opts.replay_window}",
             "catalog_segments": total,
             "policies_offered_by_ndnd": ["lru"],
         },
     }
 
 
-def _fetch_many(bed: Testbed, consumer: str, names: list[str]) -> list[dict[str, Any]]:
+def _fetch_many(bed: Testbed, consumer: str, names: list[str], window: int) -> list[dict[str, Any]]:
     """The requests in order, one ``ndnsci fetch`` process (``--parallel 1``)."""
     import json
 
     out = bed.node_dir(consumer) / "replay"
     out.mkdir(parents=True, exist_ok=True)
     args = ["fetch", *names, "-o", str(out), "--parallel", "1", "--json", "-q"]
+    args += ["--cc", "fixed", "--window", str(window), "--max-window", str(window)]
     stdout = bed.ndnsci_cli(consumer, args, timeout=1800)
     results = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     failed = [r for r in results if "error" in r]
@@ -659,6 +693,7 @@ def fairness(bed: Testbed, opts: Options) -> dict[str, Any]:
     wan = bed.topo.wan()
     node = bed.topo.nodes[server]
     runs = []
+    drops = bed.udp_drops()
     with _no_caches(bed):
         for cc in ("aimd", "cubic"):
             for i in range(len(consumers)):
@@ -671,6 +706,7 @@ def fairness(bed: Testbed, opts: Options) -> dict[str, Any]:
         "utilisation": {run["cc"]: run["utilisation"] for run in runs},
         "wan_mbps_set": wan.rate_mbps,
         "file_bytes": opts.fairness_mb << 20,
+        "udp_receive_buffer_drops": _drops_since(bed, drops),
         "method": (
             "c1..c4 start `ndnsci fetch --cc CC` of different files at once; each consumer's "
             "LAN interface and the WAN interface are sampled every 0.2 s; Jain's index and "

@@ -177,7 +177,8 @@ def cachehit(result: dict[str, Any], fig: Any) -> None:
             )
         ax.set_xlabel(label)
         ax.set_ylabel("hit ratio (segments)")
-        ax.set_title(f"{label} (cache 20% of the catalog)", fontsize=9)
+        packets = result["parameters"]["consumers_and_files_sweeps_cache_packets"]
+        ax.set_title(f"{label} (cache {packets} packets)", fontsize=9)
         ax.legend(fontsize=7)
     fig.suptitle(
         f"Zipf alpha {result['parameters']['alpha']}, file sizes from {result['size_source']}",
