@@ -241,3 +241,45 @@ def test_run_link_json_follows_the_contract(state_dir, tmp_path):
     assert result["rtt_ms_measured"] == pytest.approx(result["rtt_ms_set"], rel=0.20)
     assert (tmp_path / "testbed-link.json").exists()
     assert (tmp_path / "testbed-link.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_run_sweep_caching_cachehit_follow_the_contract(state_dir, tmp_path):
+    experiments_run = ("sweep", "caching", "cachehit")
+    proc = subprocess.run(
+        [
+            *CLI,
+            "run",
+            *experiments_run,
+            *("--topology", str(SMALL), "--quick", "--json", "--no-plot"),
+            *("--out", str(tmp_path)),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NDNSCI_TESTBED_STATE": str(state_dir)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = {r["experiment"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert sorted(results) == sorted(experiments_run)
+    for name in experiments_run:
+        assert json.loads((tmp_path / f"testbed-{name}.json").read_text()) == results[name]
+
+    sweep = results["sweep"]
+    quick = experiments.Options.quick()
+    expected = {(w, s, "fixed") for w in quick.windows for s in sweep["segment_sizes"]} | {
+        (64, s, cc) for s in sweep["segment_sizes"] for cc in ("aimd", "cubic")
+    }
+    assert {(p["window"], p["segment_bytes"], p["cc"]) for p in sweep["points"]} == expected
+    assert all(p["mbps"] > 0 for p in sweep["points"])
+
+    caching = results["caching"]
+    assert caching["producer_interests_during_cached"] == 0
+    assert caching["gain"] == pytest.approx(caching["ndn_cached_mbps"] / caching["http_mbps"], 1e-3)
+    assert caching["http_mbps"] == pytest.approx(topology.load(SMALL).wan().rate_mbps, rel=0.2)
+
+    cachehit = results["cachehit"]
+    assert set(cachehit["simulated"]) == {"lru", "lfu", "fifo", "random"}
+    # NDNd's real LRU content store gives the hit ratio the simulation predicts
+    for capacity, ratio in cachehit["replayed"]["lru"].items():
+        assert ratio == pytest.approx(cachehit["replay_simulated"]["lru"][capacity], abs=0.02)
