@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # npm ci writes this file last; it is newer than package-lock.json once node_modules is complete
 WEBUI_STAMP := webui/node_modules/.package-lock.json
 
-.PHONY: setup system portal test screenshots demo demo-check lint typecheck layers bench clean
+.PHONY: setup system portal test screenshots demo demo-check lint typecheck layers bench testbed clean
 
 setup: $(STAMP) system $(WEBUI_STAMP)
 
@@ -15,13 +15,14 @@ setup: $(STAMP) system $(WEBUI_STAMP)
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
 # cluster on loopback), Debian's Chromium (the portal's end-to-end tests), wget and curl (ESGF
 # download scripts run for real), the NDNd forwarder and NDNd's own State Vector Sync node
-# (built from the Go module proxy).
+# (built from the Go module proxy) and the testbed's tools (iproute2, curl, its delay element).
 system:
 	deploy/postgres/install.sh
 	deploy/browser/install.sh >/dev/null
 	deploy/tools/install.sh
 	deploy/forwarder/build.sh >/dev/null
 	deploy/forwarder/build-svs-peer.sh >/dev/null
+	deploy/testbed/install.sh
 
 $(WEBUI_STAMP): webui/package-lock.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
@@ -83,6 +84,13 @@ bench: setup
 	$(BIN)/python bench/esgf.py --files 1000000 --size-mb 1024 --rounds 3
 	$(BIN)/python bench/federation.py --records 100000
 	npm --prefix webui run build && node bench/webui.mjs
+
+# The seed experiments on the emulated multi-site testbed (root: network namespaces), about
+# 15 minutes; results and plots in bench/results/testbed-*.{json,png}, see docs/testbed.md.
+testbed: $(STAMP)
+	deploy/forwarder/build.sh >/dev/null
+	deploy/testbed/install.sh
+	$(BIN)/ndnsci testbed run all
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules ndnsci/catalog/portal

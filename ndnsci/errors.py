@@ -15,6 +15,8 @@
      ├── FederationError               a site of the federation cannot be named, trusted or reached
      │    └── RefusedChangesError      a batch of another site's changes is forged, tampered
      │                                 with or malformed: refused, nothing applied
+     ├── TestbedError                  the emulated testbed (``ndnsci testbed``): a bad topology,
+     │                                 no root, a node that did not start
      └── NdnError                      the NDN data plane
           ├── InvalidNameError         a name URI or a name component is malformed
           ├── TransportError           no forwarder at NDN_CLIENT_TRANSPORT, or it went away
@@ -63,6 +65,7 @@ __all__ = [
     "QueryError",
     "RefusedChangesError",
     "StackError",
+    "TestbedError",
     "TransportError",
     "UnknownFacetError",
 ]
@@ -170,6 +173,12 @@ class FederationError(NdnsciError):
 class RefusedChangesError(FederationError):
     """Another site's batch of changes is forged, tampered with or malformed: nothing of it is
     applied, the refusal is logged and counted against the site."""
+
+
+class TestbedError(NdnsciError):
+    """The emulated testbed (``ndnsci testbed``) cannot be built, run or taken down."""
+
+    __test__ = False  # not a pytest test class, whatever its name
 
 
 # --- the NDN data plane (ndnsci.ndn) -----------------------------------------------------------

@@ -32,6 +32,7 @@ EXTRAS = {
         "fastapi", "uvicorn", "sqlalchemy", "alembic", "pydantic", "pydantic-settings", "numpy",
     },
     "ndn": {"python-ndn"},
+    "testbed": {"matplotlib"},
 }  # fmt: skip
 
 

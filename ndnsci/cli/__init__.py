@@ -28,6 +28,7 @@ COMMANDS = {
     "keys": "ndnsci.cli.keys",
     "sample": "ndnsci.cli.sample",
     "up": "ndnsci.cli.up",
+    "testbed": "ndnsci.cli.testbed",
 }
 
 

@@ -10,7 +10,10 @@ again when something was published or retracted.
 
 The producer registers its prefixes with the forwarder (NDN_CLIENT_TRANSPORT, else the one
 ``ndnsci forwarder start`` runs), reconnects if the forwarder restarts, and runs until
-interrupted. Metadata is signed with the publisher key (``ndnsci keys create``).
+interrupted. Metadata is signed with the publisher key (``ndnsci keys create``). On SIGUSR1
+it prints what it answered so far on stderr: ``ndnsci serve: counters {"interests": N,
+"segments": N, "metadata": N, "nacks": N}`` (the testbed checks with it that a cache, not the
+producer, served a fetch).
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"ndnsci serve: {exc}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGUSR1, lambda *_: _print_counters(producer))
     print(
         f"serving {what} (metadata signed by {'key ' + key.key_id if key else 'DigestSha256'})",
         file=sys.stderr,
@@ -90,6 +94,12 @@ def run(args: argparse.Namespace) -> int:
         producer.serve_forever(stop)
     stop.set()
     return 0
+
+
+def _print_counters(producer: Any) -> None:
+    import json
+
+    print(f"ndnsci serve: counters {json.dumps(producer.stats)}", file=sys.stderr, flush=True)
 
 
 def _tree_producer(args: argparse.Namespace, key: Any) -> Any:
