@@ -24,8 +24,9 @@ system:
 $(WEBUI_STAMP): webui/package-lock.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 
-# Re-install only when the packaging metadata changed; the install is editable.
-$(STAMP): pyproject.toml
+# Re-install only when the packaging metadata or the C extension changed; the install is
+# editable (the extension is compiled into ndnsci/ndn/ by it).
+$(STAMP): pyproject.toml ndnsci/ndn/_hotloop.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
