@@ -115,10 +115,10 @@ class VanishingProducer(EvilProducer):
 
     def _answer(self, interest: tlv.InterestPacket) -> bytes | None:
         comps = tlv.split_components(interest.name_value)
-        if comps and tlv.component_type(comps[-1]) == tlv.SEGMENT:
-            if tlv.component_number(comps[-1]) >= 20:
-                self.stop.set()  # _run leaves its loop and closes the face
-                return None
+        last = comps[-1] if comps else tlv.generic(b"")
+        if tlv.component_type(last) == tlv.SEGMENT and tlv.component_number(last) >= 20:
+            self.stop.set()  # _run leaves its loop and closes the face
+            return None
         return super()._answer(interest)
 
 
