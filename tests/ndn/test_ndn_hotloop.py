@@ -134,8 +134,10 @@ def test_both_loops_give_up_alike_when_the_producer_vanishes(fw, tmp_path, monke
         errors[loop] = str(e.value)
         # what arrived stays for a resumed fetch
         assert (tmp_path / loop / f"vanish-{loop}.part.state").exists()
-    assert errors["c"] == errors["python"] == (
-        "no Data for 2 s (40 segments missing); the producer may be gone"
+    assert (
+        errors["c"]
+        == errors["python"]
+        == ("no Data for 2 s (40 segments missing); the producer may be gone")
     )
 
 
