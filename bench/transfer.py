@@ -280,12 +280,18 @@ def size_rounds(b: Bench, size_mb: int, n: int, engines: list[str]) -> dict[str,
     b.start_forwarder(b.size // 4096 + 1)
     rates: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    failed: dict[str, int] = defaultdict(int)
     ndnd = str(forwarder.binary())
     out = b.out / "file.bin"
     serve = b.start_serve("/bench/serve")
 
     def record(label: str, args: list[str], target: Path, **kw: object) -> None:
-        seconds, _ = b.consume(args, target, b.size, **kw)  # type: ignore[arg-type]
+        try:
+            seconds, _ = b.consume(args, target, b.size, **kw)  # type: ignore[arg-type]
+        except RuntimeError as exc:  # counted and shown: the medians are of the runs that ended
+            failed[label] += 1
+            print(f"  {size_mb} MiB {label}: FAILED {exc}", flush=True)
+            return
         rates[label].append(b.size / seconds / 1e6)
         cpu[label].append(b.cpu)
         print(
@@ -315,6 +321,8 @@ def size_rounds(b: Bench, size_mb: int, n: int, engines: list[str]) -> dict[str,
         b.stop_forwarder()
         (b.root / "file.bin").unlink()
         out.unlink(missing_ok=True)
+    for label, count in failed.items():
+        print(f"{size_mb} MiB {label}: {count} of {n} runs failed")
     return size_report(size_mb, rates, cpu, engines)
 
 
@@ -340,6 +348,9 @@ def size_report(
             ("warm", f"warm {who} <- forwarder cache", "warm ndnd cat <- forwarder cache"),
             ("cold", f"cold {who} <- ndnsci serve", "cold ndnd cat <- ndnd put"),
         ):
+            if ours not in med or theirs not in med:
+                print(f"ratio {size_mb} MiB {kind}: {who} / ndnd cat: no run ended")
+                continue
             ratios[f"{kind} {who}"] = med[ours] / med[theirs]
             print(f"ratio {size_mb} MiB {kind}: {who} / ndnd cat = {med[ours] / med[theirs]:.2f}x")
     print(flush=True)
