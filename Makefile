@@ -27,8 +27,9 @@ system:
 $(WEBUI_STAMP): webui/package-lock.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 
-# Re-install only when the packaging metadata changed; the install is editable.
-$(STAMP): pyproject.toml
+# Re-install only when the packaging metadata or the C extension changed; the install is
+# editable (the extension is compiled into ndnsci/ndn/ by it).
+$(STAMP): pyproject.toml ndnsci/ndn/_hotloop.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -80,7 +81,7 @@ bench: setup
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/catalog_load.py
-	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
+	$(BIN)/python bench/transfer.py --sizes 64,192,1024,4096 --rounds 3
 	$(BIN)/python bench/esgf.py --files 1000000 --size-mb 1024 --rounds 3
 	$(BIN)/python bench/federation.py --records 100000
 	npm --prefix webui run build && node bench/webui.mjs
