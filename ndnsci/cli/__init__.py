@@ -27,6 +27,7 @@ COMMANDS = {
     "keys": "ndnsci.cli.keys",
     "sample": "ndnsci.cli.sample",
     "up": "ndnsci.cli.up",
+    "native": "ndnsci.cli.native",
 }
 
 

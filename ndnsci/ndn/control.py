@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 from ndnsci.errors import TransportError
 from ndnsci.ndn import tlv
 from ndnsci.ndn.transport import Face
 
 ORIGIN_APP = 0
+ORIGIN_STATIC = 255
 _CHILD_INHERIT = 1
 
 
@@ -23,25 +25,75 @@ def register(face: Face, prefix: list[bytes], timeout: float = 4.0) -> None:
 
     Raises TransportError when the forwarder refuses or does not answer in time.
     """
-    from ndn.app_support.nfd_mgmt import (  # type: ignore[import-untyped]
-        make_command,
-        parse_response,
+    command(
+        face,
+        "rib",
+        "register",
+        timeout,
+        name=list(prefix),
+        origin=ORIGIN_APP,
+        cost=0,
+        flags=_CHILD_INHERIT,
     )
+
+
+def command(
+    face: Face,
+    module: str,
+    verb: str,
+    timeout: float = 4.0,
+    accept: tuple[int, ...] = (),
+    **params: Any,
+) -> dict[str, Any]:
+    """Send one NFD management command (``/localhost/nfd/<module>/<verb>``) through ``face``;
+    the ControlResponse's status and parameters.
+
+    Raises TransportError when the forwarder refuses (status >= 300 and not in ``accept``, e.g.
+    409 for a face that exists already) or does not answer.
+    """
+    from ndn.app_support.nfd_mgmt import make_command  # type: ignore[import-untyped]
     from ndn.encoding import InterestParam, make_interest  # type: ignore[import-untyped]
 
-    command = make_command(
-        "rib", "register", name=list(prefix), origin=ORIGIN_APP, cost=0, flags=_CHILD_INHERIT
-    )
+    name = make_command(module, verb, **params)
     nonce = int.from_bytes(os.urandom(4), "big")
-    wire = bytes(make_interest(command, InterestParam(lifetime=int(timeout * 1000), nonce=nonce)))
+    wire = bytes(make_interest(name, InterestParam(lifetime=int(timeout * 1000), nonce=nonce)))
     face.send([wire])
     reply = _await_data(face, timeout)
     response = parse_response(reply.content)
-    if response["status_code"] != 200:
+    if response["status_code"] >= 300 and response["status_code"] not in accept:
         raise TransportError(
-            f"the forwarder refused to register the prefix: "
+            f"the forwarder refused {module}/{verb}: "
             f"{response['status_code']} {response['status_text']}"
         )
+    return response
+
+
+# ControlResponse fields (NFD management protocol); python-ndn's parser refuses the fields NDNd
+# adds to a faces/create answer (e.g. BaseCongestionMarkingInterval), so ours skips unknown ones
+_RESPONSE, _STATUS_CODE, _STATUS_TEXT, _PARAMETERS = 0x65, 0x66, 0x67, 0x68
+_NUMBERS = {0x69: "face_id", 0x6A: "cost", 0x6C: "flags", 0x6F: "origin", 0x85: "face_persistency"}
+_STRINGS = {0x72: "uri", 0x81: "local_uri"}
+
+
+def parse_response(content: bytes | memoryview) -> dict[str, Any]:
+    """Status code, text and the parameters ndnsci uses of a ControlResponse."""
+    buf = bytes(content)
+    out: dict[str, Any] = {"status_code": 0, "status_text": ""}
+    for typ, start, end in tlv.iter_tlvs(buf, 0, len(buf)):
+        if typ != _RESPONSE:
+            continue
+        for ftyp, fstart, fend in tlv.iter_tlvs(buf, start, end):
+            if ftyp == _STATUS_CODE:
+                out["status_code"] = tlv.read_nni(buf[fstart:fend])
+            elif ftyp == _STATUS_TEXT:
+                out["status_text"] = buf[fstart:fend].decode(errors="replace")
+            elif ftyp == _PARAMETERS:
+                for ptyp, pstart, pend in tlv.iter_tlvs(buf, fstart, fend):
+                    if ptyp in _NUMBERS:
+                        out[_NUMBERS[ptyp]] = tlv.read_nni(buf[pstart:pend])
+                    elif ptyp in _STRINGS:
+                        out[_STRINGS[ptyp]] = buf[pstart:pend].decode(errors="replace")
+    return out
 
 
 def _await_data(face: Face, timeout: float) -> tlv.DataPacket:
