@@ -202,8 +202,8 @@ def _memif() -> Finding:
     except (AttributeError, OSError) as exc:
         return Finding("memif", False, f"memfd_create fails ({exc}): memif needs it")
     build = install.ndn_dpdk()
-    if build is not None and not list(
-        (build.prefix / "lib").glob("dpdk/pmds-*/librte_net_memif.so*")
+    if build is not None and not any(
+        list(lib.glob("dpdk/pmds-*/librte_net_memif.so*")) for lib in build.lib_dirs
     ):
         return Finding("memif", False, f"the NDN-DPDK build in {build.prefix} has no memif driver")
     return Finding("memif", True, "memfd_create works" + (", driver built" if build else ""))

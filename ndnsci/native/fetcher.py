@@ -49,6 +49,7 @@ class Object:
     segments: int
     published_sha256: str | None
     signer: str
+    sha256_pending: bool = False  # the producer is still hashing the file: ask again after
 
 
 class NdnDpdkTransport:
@@ -87,7 +88,7 @@ class NdnDpdkTransport:
         done.remove()
         return Received(
             size=target.size,
-            published_sha256=target.published_sha256,
+            published_sha256=published_checksum(job.name, job.options, target),
             signer=target.signer,
             segments=target.segments,
             retransmissions=transfer.retransmitted,
@@ -240,7 +241,19 @@ def discover(name: str, options: FetchOptions) -> Object:
         segments=segments if size else 0,
         published_sha256=target.sha256.hex() if target.sha256 else None,
         signer=target.signer,
+        sha256_pending=target.sha256_pending,
     )
+
+
+def published_checksum(name: str, options: FetchOptions, target: Object) -> str | None:
+    """The publisher's SHA-256: from the metadata, or, when the producer was still hashing the
+    file (ndnsci serve hashes big files in the background), asked again until it says or
+    ``options.checksum_wait`` runs out (None: the engine checks against the catalog alone)."""
+    deadline = time.monotonic() + options.checksum_wait
+    while target.sha256_pending and time.monotonic() < deadline:
+        time.sleep(0.5)
+        target = discover(name, options)
+    return target.published_sha256
 
 
 def numeric_uri(components: list[bytes]) -> str:

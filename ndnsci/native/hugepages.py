@@ -17,6 +17,7 @@ from ndnsci.errors import NativePlaneError
 from ndnsci.native.check import PROC, hugepage_counts
 
 PAGE_MB = 2
+RAISE_ATTEMPTS = 10
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,10 @@ def reserve(pages: int, proc: Path = PROC) -> Reservation:
     start, free = hugepage_counts(proc)  # the pool: surplus pages are not ours to count
     pool = start
     # Raising the pool first turns surplus pages (still held by their process) into pool pages,
-    # so raise by what is missing until enough are free, or the kernel stops giving.
-    for _ in range(3):
+    # so raise by what is missing until enough are free, or the kernel stops giving. Other
+    # programs may take free pages as they appear (PostgreSQL with huge_pages=try does):
+    # raise again, a few times.
+    for _ in range(RAISE_ATTEMPTS):
         if free >= pages:
             break
         want = pool + pages - free

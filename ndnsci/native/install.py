@@ -36,6 +36,12 @@ class Build:
         return self.prefix / "bin" / name
 
     @property
+    def lib_dirs(self) -> list[Path]:
+        """Its libraries' folders: its own, and those of the libraries it was built on
+        (``deps``: NDN-DPDK's DPDK, SPDK, uBPF and liburing live in a prefix of their own)."""
+        return [self.prefix / "lib", self.prefix / "deps" / "lib"]
+
+    @property
     def build_times(self) -> str:
         try:
             return (self.prefix / "share" / "ndnsci" / "build-times.txt").read_text()

@@ -24,7 +24,7 @@ import time
 
 from ndnsci.errors import FetchError, FetchTimeout, TransportError
 from ndnsci.native import install
-from ndnsci.native.fetcher import discover
+from ndnsci.native.fetcher import discover, published_checksum
 from ndnsci.native.plane import NDNC_SOCKET_DIR, Plane
 from ndnsci.transports import Cancelled, FetchOptions, Job, Received
 
@@ -96,7 +96,7 @@ class NdncTransport:
         job.progress(size, size)
         return Received(
             size=size,
-            published_sha256=target.published_sha256,
+            published_sha256=published_checksum(job.name, job.options, target),
             signer=target.signer,
             segments=target.segments,
         )

@@ -23,6 +23,7 @@ stops the instances, deletes the veth pair and NDNd's face, gives the hugepages 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -77,6 +78,7 @@ class State:
     fileserver_face: str | None = None
     fileserver_prefixes: list[str] = field(default_factory=list)
     fileserver_fib: list[str] = field(default_factory=list)
+    ready: bool = False  # up finished: until then nobody else may act on the plane
 
     @property
     def layout(self) -> Layout:
@@ -89,6 +91,26 @@ class Plane:
     def __init__(self, run: Path | None = None) -> None:
         self.run = run or run_dir()
         self.state_file = self.run / "state.json"
+        self._lock_depth = 0
+        self._lock_fd = -1
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the plane's lock (``<run>/state.lock``, reentrant) for a read-modify-write of
+        the state: ``native up`` and ``ndnsci serve`` restarting its file server run in
+        different processes, and one's save must not undo the other's."""
+        if self._lock_depth == 0:
+            self.run.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = os.open(self.run / "state.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        self._lock_depth += 1
+        try:
+            yield
+        finally:
+            self._lock_depth -= 1
+            if self._lock_depth == 0:
+                os.close(self._lock_fd)  # releases the lock
+                self._lock_fd = -1
 
     # --- state -------------------------------------------------------------------------------
 
@@ -110,7 +132,7 @@ class Plane:
 
     def is_up(self) -> bool:
         state = self.load()
-        if state is None or not _alive(state.pids.get("forwarder")):
+        if state is None or not state.ready or not _alive(state.pids.get("forwarder")):
             return False
         try:
             with gql.Client(state.layout.forwarder.url, timeout=2) as fw:
@@ -135,23 +157,26 @@ class Plane:
                 did not start or refused its configuration (the message quotes its log).
         """
         build = install.require_ndn_dpdk()
-        if self.load() is not None:
-            if self.is_up():
-                raise NativePlaneError(f"the native plane is already up ({self.state_file})")
-            self.down()  # what a crashed plane left behind
-        layout = layout or Layout.for_machine()
-        state = State(base_port=layout.forwarder.port, cpus=layout.cpus)
-        self._save(state)
-        try:
-            fw = self._start(build, layout.forwarder, state, preexec)
-            fw.activate("forwarder", layout.forwarder_args())
-            if ndnd_socket is not None:
-                self._link(fw, ndnd_socket, state)
-            self._start_fetcher(build, layout, fw, state, preexec)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self.down()
-            raise
+        with self._exclusive():
+            if self.load() is not None:
+                if self.is_up():
+                    raise NativePlaneError(f"the native plane is already up ({self.state_file})")
+                self.down()  # what a crashed plane left behind
+            layout = layout or Layout.for_machine()
+            state = State(base_port=layout.forwarder.port, cpus=layout.cpus)
+            self._save(state)
+            try:
+                fw = self._start(build, layout.forwarder, state, preexec)
+                fw.activate("forwarder", layout.forwarder_args())
+                if ndnd_socket is not None:
+                    self._link(fw, ndnd_socket, state)
+                self._start_fetcher(build, layout, fw, state, preexec)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self.down()
+                raise
+            state.ready = True
+            self._save(state)
         return state
 
     def _start(
@@ -265,7 +290,13 @@ class Plane:
     ) -> None:
         """Start the file server with ``mounts`` (NDN-DPDK mount entries), route its prefixes
         to it on the forwarder and on NDNd. Replaces a file server that runs already."""
-        state = self._require_up()
+        with self._exclusive():
+            self._start_fileserver(mounts, preexec)
+
+    def _start_fileserver(
+        self, mounts: list[dict[str, str]], preexec: Callable[[], None] | None
+    ) -> None:
+        self._require_up()
         self.stop_fileserver()
         state = self._require_up()
         build = install.require_ndn_dpdk()
@@ -324,8 +355,16 @@ class Plane:
                 state.ndnd_routes.remove(prefix)
         self._save(state)
 
+    def fileserver_running(self) -> bool:
+        state = self.load()
+        return state is not None and _alive(state.pids.get("fileserver"))
+
     def stop_fileserver(self) -> bool:
         """Stop the file server and remove its routes; False when none was running."""
+        with self._exclusive():
+            return self._stop_fileserver()
+
+    def _stop_fileserver(self) -> bool:
         state = self.load()
         if state is None or "fileserver" not in state.pids:
             return False
@@ -353,6 +392,10 @@ class Plane:
 
     def down(self) -> list[str]:
         """Undo everything the state records; what could not be undone (empty: all)."""
+        with self._exclusive():
+            return self._down()
+
+    def _down(self) -> list[str]:
         state = self.load()
         if state is None:
             return []

@@ -9,7 +9,9 @@ symlinks (:mod:`ndnsci.native.view`) in the plane's run folder, mounted one top-
 each. The catalog's change feed is polled; new and retracted names change the view in place,
 and a new top-level component (a mount) restarts the file server with the new mounts.
 
-The plane must be up (``ndnsci native up``); the file server stops when this command does.
+The plane must be up (``ndnsci native up``); the file server stops when this command does, and
+is started again when it dies (checked every WATCH_SECONDS), e.g. with a forwarder that was
+restarted (``ndnsci native down``/``up``).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ import logging
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from ndnsci._stack import die_with_parent
 from ndnsci.errors import CatalogError, NativePlaneError
 from ndnsci.native import view
 from ndnsci.native.plane import Plane
@@ -28,6 +32,7 @@ from ndnsci.ndn import name as ndnname
 from ndnsci.ndn import tlv
 
 log = logging.getLogger("ndnsci.serve")
+WATCH_SECONDS = 2.0  # how often the file server's life is checked
 
 
 def tree_mounts(root: str, prefix: str) -> list[dict[str, str]]:
@@ -40,14 +45,43 @@ def tree_mounts(root: str, prefix: str) -> list[dict[str, str]]:
     return [{"prefix": ndnname.to_uri(components), "path": os.path.realpath(root)}]
 
 
+class _FileServer:
+    """The file server this command runs: started with ``mounts``, started again when it died
+    (killed, or stopped with a forwarder that restarted) once the plane is up again."""
+
+    def __init__(self, plane: Plane, mounts: list[dict[str, str]]) -> None:
+        self.plane = plane
+        self.mounts = mounts
+        self.plane.start_fileserver(mounts, preexec=die_with_parent)
+
+    def restart(self, mounts: list[dict[str, str]]) -> None:
+        self.mounts = mounts
+        self.plane.start_fileserver(mounts, preexec=die_with_parent)
+
+    def keep_alive(self) -> None:
+        if self.plane.fileserver_running():
+            return
+        if not self.plane.is_up():
+            log.warning("the native plane is down; serving again once it is up")
+            return
+        log.warning("the file server stopped; starting it again")
+        try:
+            self.restart(self.mounts)
+        except NativePlaneError as exc:
+            log.warning("cannot start the file server: %s", exc)
+
+    def stop(self) -> None:
+        self.plane.stop_fileserver()
+
+
 def serve_tree(root: str, prefix: str, stop: threading.Event, plane: Plane | None = None) -> None:
-    plane = plane or Plane()
-    plane.start_fileserver(tree_mounts(root, prefix))
+    server = _FileServer(plane or Plane(), tree_mounts(root, prefix))
     print(f"serving {root} as {prefix} on NDN-DPDK's file server", flush=True, file=sys.stderr)
     try:
-        stop.wait()
+        while not stop.wait(WATCH_SECONDS):
+            server.keep_alive()
     finally:
-        plane.stop_fileserver()
+        server.stop()
 
 
 def serve_catalog(
@@ -55,8 +89,7 @@ def serve_catalog(
 ) -> None:
     """Serve what ``published`` (a PublishedFiles) finds, following the catalog until ``stop``."""
     plane = plane or Plane()
-    plane_state = plane.load()
-    if plane_state is None:
+    if plane.load() is None:
         raise NativePlaneError("the native plane is not up: run `ndnsci native up` first")
     root = plane.run / "view"
     scan = published.scan()
@@ -64,15 +97,20 @@ def serve_catalog(
     mounts = _sync(root, scan.table)
     if not mounts:
         raise NativePlaneError(f"{scan.summary()}: nothing to serve")
-    plane.start_fileserver(mounts)
+    server = _FileServer(plane, mounts)
     print(
         f"serving {len(scan.table)} files of the catalog on NDN-DPDK's file server "
         f"({', '.join(m['prefix'] for m in mounts)})",
         flush=True,
         file=sys.stderr,
     )
+    polled = time.monotonic()
     try:
-        while not stop.wait(max(refresh, 0.1)):
+        while not stop.wait(max(min(refresh, WATCH_SECONDS), 0.1)):
+            server.keep_alive()
+            if time.monotonic() - polled < refresh:
+                continue
+            polled = time.monotonic()
             try:
                 if not published.changed():
                     continue
@@ -82,14 +120,11 @@ def serve_catalog(
                 continue
             wanted = _sync(root, scan.table)
             log.info("catalog changed: %s", scan.summary())
-            if (
-                wanted and wanted != mounts
-            ):  # a new top-level component: the file server mounts anew
-                mounts = wanted
-                plane.start_fileserver(mounts)
-                log.info("file server restarted with mounts %s", [m["prefix"] for m in mounts])
+            if wanted and wanted != server.mounts:  # a new top-level component: mount anew
+                server.restart(wanted)
+                log.info("file server restarted with mounts %s", [m["prefix"] for m in wanted])
     finally:
-        plane.stop_fileserver()
+        server.stop()
 
 
 def _sync(root: Path, table: Any) -> list[dict[str, str]]:
