@@ -53,7 +53,7 @@ build_ndnc() {
     done
     cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
         -DCMAKE_INSTALL_LIBDIR=lib -DBIN_INSTALL_DIR="$PREFIX/bin" -DCMAKE_PREFIX_PATH="$DEPS" \
-        -DNDN_CXX_INCLUDES="$DEPS/include" -DNDN_CXX_LIB="$DEPS/lib/libndn-cxx.so" \
+        -DNDN_CXX_INCLUDES="$DEPS/include/ndn-cxx" -DNDN_CXX_LIB="$DEPS/lib/libndn-cxx.so" \
         -DMEMIF_INCLUDES="$DEPS/include" -DMEMIF_LIB="$DEPS/lib/libmemif.so" \
         -DCMAKE_INSTALL_RPATH="$PREFIX/lib;$DEPS/lib" >&2
     ninja -C build -j"$NJOBS" >&2
