@@ -16,7 +16,21 @@ Producers are made ready before the clock starts (``ndnd put`` has read and sign
 writing the file to disk. RSS is the peak resident set (consumer: wait4; producer: VmHWM).
 Then a window / segment-size sweep with ndnsci fetch <- ndnsci serve.
 
+With ``--native`` (NDN-DPDK built by ``make native``, root, hugepages) the native plane comes up
+on the bench's NDNd (``ndnsci native up``, in a private run folder) with its file server serving
+the file, and each round adds (docs/native.md):
+
+    NDN-DPDK fetcher <- NDN-DPDK file server      NDNc ndncft-client <- NDN-DPDK file server
+    ndnd cat <- NDN-DPDK file server (through the NDNd <-> NDN-DPDK link)
+
+timed from the metadata request to the last byte on disk (the NDN-DPDK transports of
+``ndnsci.native``), with the CPU seconds per GB of every process that took part (producer,
+forwarder(s), consumer; from /proc), beside the same for ``ndnd cat <- ndnd put``.
+``--only`` keeps the named rows (a comma list of label prefixes) to shorten a big run.
+
     .venv/bin/python bench/transfer.py --size-mb 1024 --rounds 3
+    .venv/bin/python bench/transfer.py --native --size-mb 4096 --rounds 3 --sweep-mb 0 \
+        --only "ndnd cat <- ndnd put,ndnsci fetch <- ndnsci serve,NDN,ndnd cat <- NDN"
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -38,6 +53,7 @@ from ndnsci.ndn import forwarder, keys, rdr
 from ndnsci.ndn.consumer import fetch_one
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
+from ndnsci.transports import Transport
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -96,12 +112,17 @@ class Bench:
         write_random(self.root / "small.bin", small)
         self.procs: list[subprocess.Popen[bytes]] = []
         self.put_count = 0
+        self.native: Native | None = None
+        self.only: list[str] = []
+        self.fw_pid = 0
 
     # --- processes -----------------------------------------------------------------------------
 
     def start_forwarder(self, segments: int) -> None:
         ports = {"NDNSCI_FW_UDP_PORT": str(free_port()), "NDNSCI_FW_WS_PORT": str(free_port())}
-        forwarder.start(self.sock, cs_capacity=max(131070, 2 * segments), extra_env=ports)
+        self.fw_pid = forwarder.start(
+            self.sock, cs_capacity=max(131070, 2 * segments), extra_env=ports
+        )
 
     def spawn(self, args: list[str], **kw: object) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(args, env=self.env, **kw)  # type: ignore[call-overload]
@@ -172,8 +193,8 @@ class Bench:
 
     def consume(
         self, args: list[str], out: Path, size: int, stdout_file: bool = False
-    ) -> tuple[float, int]:
-        """Run a consumer; returns (seconds, its peak RSS in bytes). Raises on failure."""
+    ) -> tuple[float, int, float]:
+        """Run a consumer; returns (seconds, its peak RSS in bytes, its CPU seconds)."""
         out.unlink(missing_ok=True)
         (out.parent / (out.name + ".part")).unlink(missing_ok=True)
         # /usr/bin/time measures the consumer's own peak RSS: a child forked from this large
@@ -182,7 +203,7 @@ class Bench:
         sink = open(out, "wb") if stdout_file else subprocess.DEVNULL  # noqa: SIM115
         started = time.monotonic()
         proc = subprocess.run(
-            ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *args],
+            ["/usr/bin/time", "-f", "%U %S %M", "-o", str(rss_file), *args],
             env=self.env,
             stdout=sink,
             stderr=subprocess.PIPE,
@@ -197,9 +218,15 @@ class Bench:
             raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {err[-500:]}")
         if out.stat().st_size != size:
             raise RuntimeError(f"{' '.join(args)}: {out.stat().st_size} bytes, not {size}")
-        return seconds, int(rss_file.read_text().split()[-1]) * 1024
+        user, system, peak = rss_file.read_text().split()[-3:]
+        return seconds, int(peak) * 1024, float(user) + float(system)
+
+    def wanted(self, label: str) -> bool:
+        return not self.only or any(label.startswith(prefix) for prefix in self.only)
 
     def cleanup(self) -> None:
+        if self.native is not None:
+            self.native.down()
         for proc in self.procs:
             if proc.poll() is None:
                 proc.terminate()
@@ -229,6 +256,97 @@ def peak_rss(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes used so far (/proc/PID/stat, their threads)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+class Native:
+    """The NDN-DPDK plane on the bench's NDNd, its file server serving the bench's root."""
+
+    PREFIX = "/bench/dpdk"
+
+    def __init__(self, b: Bench) -> None:
+        from ndnsci._stack import die_with_parent
+        from ndnsci.native import install
+        from ndnsci.native.fetcher import NdnDpdkTransport
+        from ndnsci.native.layout import Layout
+        from ndnsci.native.ndnc import NdncTransport
+        from ndnsci.native.plane import Plane
+        from ndnsci.native.serve import tree_mounts
+
+        self.b = b
+        self.plane = Plane(b.tmp / "native")
+        self.layout = Layout.for_machine(base_port=free_port())
+        self.plane.up(b.sock, self.layout, preexec=die_with_parent)
+        self.plane.start_fileserver(tree_mounts(str(b.root), self.PREFIX), preexec=die_with_parent)
+        b.await_metadata(f"{self.PREFIX}/small.bin", want_hash=False)
+        self.transports: dict[str, Transport] = {"NDN-DPDK fetcher": NdnDpdkTransport(self.plane)}
+        if install.ndnc() is not None:
+            self.transports["NDNc ndncft-client"] = NdncTransport(self.plane)
+        else:
+            print("NDNc is not built (make native): no NDNc row", file=sys.stderr)
+
+    def pids(self) -> list[int]:
+        state = self.plane.load()
+        return list(state.pids.values()) if state else []
+
+    def describe(self) -> str:
+        layout = self.layout
+        return (
+            f"native plane: {layout.cpus} CPUs shared by all; forwarder {layout.forwarder.lcores} "
+            f"lcores (RX, TX, {layout.fwd_threads} FWD + main), fetcher "
+            f"{layout.fetcher.lcores} lcores ({layout.fetch_threads} fetch thread), file server "
+            f"{layout.fileserver.lcores} lcores ({layout.fs_threads} I/O thread), "
+            f"{layout.hugepages} hugepages of 2 MB"
+        )
+
+    def new_version(self, name: str) -> None:
+        """A new mtime is a new version of the file server's file (stat cached up to 1 s)."""
+        path = self.b.root / name
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, max(time.time_ns(), st.st_mtime_ns + 1000)))
+        time.sleep(1.1)
+
+    def receive(self, label: str, name: str, out: Path) -> tuple[float, float]:
+        """One file through a native transport; (seconds, CPU seconds of all the plane)."""
+        from ndnsci.transports import FetchOptions, Job
+
+        out.unlink(missing_ok=True)
+        out.touch()
+        job = Job(
+            name=name,
+            part=str(out),
+            state=str(out) + ".state",
+            resume=False,
+            options=FetchOptions(checksum_wait=0),
+            progress=lambda done, total: None,
+            stop=threading.Event(),
+        )
+        pids = [*self.pids(), self.b.fw_pid]
+        cpu_before, own_before = cpu_seconds(pids), time.process_time()
+        started = time.monotonic()
+        got = self.transports[label].receive(job)
+        seconds = time.monotonic() - started
+        cpu = cpu_seconds(pids) - cpu_before + time.process_time() - own_before
+        if got.size != out.stat().st_size:
+            raise RuntimeError(f"{label}: {out.stat().st_size} bytes, not {got.size}")
+        return seconds, cpu
+
+    def down(self) -> None:
+        problems = self.plane.down()
+        if problems:
+            print(f"native plane down: {problems}", file=sys.stderr)
+
+
 def fetch_args(name: str, cc: str = "aimd", window: int = 64) -> list[str]:
     return [*NDNSCI, "fetch", name, "-o", ".", "-q", "--cc", cc, "--window", str(window)]
 
@@ -236,6 +354,8 @@ def fetch_args(name: str, cc: str = "aimd", window: int = 64) -> list[str]:
 def rounds(b: Bench, n: int, small: int) -> dict[str, list[float]]:
     rates: dict[str, list[float]] = defaultdict(list)
     rss: dict[str, list[int]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)
+    failed: dict[str, list[str]] = defaultdict(list)
     ndnd = str(forwarder.binary())
     out = b.out / "file.bin"
     serve = b.start_serve("/bench/serve")
@@ -247,15 +367,41 @@ def rounds(b: Bench, n: int, small: int) -> dict[str, list[float]]:
     )
     time.sleep(0.5)
 
-    def record(label: str, size: int, args: list[str], target: Path, to_stdout: bool = False):
-        seconds, peak = b.consume(args, target, size, to_stdout)
-        rates[label].append(size / seconds / 1e6)
+    def record(
+        label: str,
+        size: int,
+        args: list[str],
+        target: Path,
+        to_stdout: bool = False,
+        producer: int = 0,
+    ) -> None:
+        if not b.wanted(label):
+            return
+        pids = [b.fw_pid, producer] if producer else []
+        before = cpu_seconds(pids)
+        try:
+            seconds, peak, consumer_cpu = b.consume(args, target, size, to_stdout)
+        except RuntimeError as exc:  # counted and reported, the other rows go on
+            failed[label].append(str(exc)[-300:])
+            print(f"  {label}: FAILED {failed[label][-1]}", flush=True)
+            return
         rss[label].append(peak)
-        print(
-            f"  {label}: {size / seconds / 1e6:.1f} MB/s ({seconds:.2f} s, "
-            f"consumer RSS {peak / 1e6:.0f} MB)",
-            flush=True,
-        )
+        note = f"consumer RSS {peak / 1e6:.0f} MB"
+        if producer:  # all the processes of the transfer: forwarder, producer, consumer
+            cpu[label].append((cpu_seconds(pids) - before + consumer_cpu) / (size / 1e9))
+            note += f", CPU {cpu[label][-1]:.1f} s/GB"
+        show(label, size, seconds, note)
+
+    def record_native(label: str, name: str) -> None:
+        if not b.wanted(label) or b.native is None:
+            return
+        seconds, used = b.native.receive(label.split(" <- ", maxsplit=1)[0], name, out)
+        cpu[label].append(used / (b.size / 1e9))
+        show(label, b.size, seconds, f"CPU {cpu[label][-1]:.1f} s/GB")
+
+    def show(label: str, size: int, seconds: float, note: str) -> None:
+        rates[label].append(size / seconds / 1e6)
+        print(f"  {label}: {size / seconds / 1e6:.1f} MB/s ({seconds:.2f} s, {note})", flush=True)
 
     for r in range(1, n + 1):
         print(f"round {r}", flush=True)
@@ -265,8 +411,16 @@ def rounds(b: Bench, n: int, small: int) -> dict[str, list[float]]:
         record("ndnsci fetch <- forwarder cache", b.size, serve_args, out)
 
         prefix, put = b.start_put(b.root / "file.bin")
-        record("ndnd cat <- ndnd put", b.size, [ndnd, "cat", prefix], out, True)
+        record("ndnd cat <- ndnd put", b.size, [ndnd, "cat", prefix], out, True, put.pid)
         rss["producer ndnd put"].append(b.stop(put))
+
+        if b.native is not None:
+            dpdk_name = f"{Native.PREFIX}/file.bin"
+            for transport in b.native.transports:
+                b.native.new_version("file.bin")
+                record_native(f"{transport} <- NDN-DPDK file server", dpdk_name)
+            b.native.new_version("file.bin")
+            record("ndnd cat <- NDN-DPDK file server", b.size, [ndnd, "cat", dpdk_name], out, True)
 
         prefix, put = b.start_put(b.root / "file.bin")
         record("ndnsci fetch <- ndnd put", b.size, fetch_args(prefix), b.out / Path(prefix).name)
@@ -285,16 +439,37 @@ def rounds(b: Bench, n: int, small: int) -> dict[str, list[float]]:
         url = f"http://127.0.0.1:{http_port}/file.bin"
         record("curl <- python -m http.server", b.size, ["curl", "-sf", "-o", str(out), url], out)
     rss["producer ndnsci serve"].append(b.stop(serve))
-    report(rates, rss)
+    report(rates, rss, cpu)
+    for label, errors in failed.items():
+        print(f"failed {label}: {len(errors)} of {n} rounds")
     return rates
 
 
-def report(rates: dict[str, list[float]], rss: dict[str, list[int]]) -> None:
+def report(
+    rates: dict[str, list[float]], rss: dict[str, list[int]], cpu: dict[str, list[float]]
+) -> None:
     med = {label: statistics.median(v) for label, v in rates.items()}
     print("\nmedians")
     for label, value in med.items():
-        print(f"{label}: {value:.1f} MB/s")
+        spread = f"{min(rates[label]):.0f}-{max(rates[label]):.0f}"
+        per_gb = f", CPU {statistics.median(cpu[label]):.1f} s/GB" if cpu.get(label) else ""
+        print(f"{label}: {value:.1f} MB/s ({spread}{per_gb})")
     ratios = [
+        (
+            "NDN-DPDK fetcher / ndnd cat (each from its own producer)",
+            "NDN-DPDK fetcher <- NDN-DPDK file server",
+            "ndnd cat <- ndnd put",
+        ),
+        (
+            "NDNc / ndnd cat (each from its own producer)",
+            "NDNc ndncft-client <- NDN-DPDK file server",
+            "ndnd cat <- ndnd put",
+        ),
+        (
+            "NDN-DPDK fetcher / ndnsci fetch (each from its own producer)",
+            "NDN-DPDK fetcher <- NDN-DPDK file server",
+            "ndnsci fetch <- ndnsci serve",
+        ),
         (
             "ndnsci fetch / ndnd cat, producer ndnd put",
             "ndnsci fetch <- ndnd put",
@@ -322,7 +497,8 @@ def report(rates: dict[str, list[float]], rss: dict[str, list[int]]) -> None:
         ),
     ]
     for text, a, b in ratios:
-        print(f"ratio {text}: {med[a] / med[b]:.2f}x")
+        if a in med and b in med:
+            print(f"ratio {text}: {med[a] / med[b]:.2f}x")
     for label, values in rss.items():
         print(f"peak RSS {label}: {max(values) / 1e6:.0f} MB")
 
@@ -339,7 +515,7 @@ def sweep(b: Bench, sizes: list[int], windows: list[int], ccs: list[str], repeat
             for cc in ccs:
                 for window in windows:
                     b.new_version("file.bin", prefix)
-                    seconds, _ = b.consume(
+                    seconds, _, _ = b.consume(
                         fetch_args(f"{prefix}/file.bin", cc, window), out, b.size
                     )
                     runs.setdefault((seg, cc, window), []).append(b.size / seconds / 1e6)
@@ -365,13 +541,19 @@ def main() -> None:
     parser.add_argument("--segment-sizes", default="4096,6000,8000,8500")
     parser.add_argument("--ccs", default="fixed,aimd,cubic")
     parser.add_argument("--workdir", default=None, help="where the temp folder goes")
+    parser.add_argument("--native", action="store_true", help="add the NDN-DPDK/NDNc rows")
+    parser.add_argument("--only", default="", help="rows to run: comma list of label prefixes")
     args = parser.parse_args()
     size, small = args.size_mb << 20, args.small_mb << 20
     with tempfile.TemporaryDirectory(prefix="ndnsci-bench-", dir=args.workdir) as tmp:
         b = Bench(Path(tmp), size, small)
+        b.only = [row for row in args.only.split(",") if row]
         try:
             b.start_forwarder(size // 4096 + 1)
             print(f"file: {size} bytes; forwarder {forwarder.binary()}", flush=True)
+            if args.native:
+                b.native = Native(b)
+                print(b.native.describe(), flush=True)
             if args.rounds:
                 rounds(b, args.rounds, small)
             if args.sweep_mb:
