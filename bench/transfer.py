@@ -407,9 +407,10 @@ def rounds(b: Bench, n: int, small: int) -> dict[str, list[float]]:
         record("ndnsci fetch <- ndnsci serve", b.size, serve_args, out)
         record("ndnsci fetch <- forwarder cache", b.size, serve_args, out)
 
-        prefix, put = b.start_put(b.root / "file.bin")
-        record("ndnd cat <- ndnd put", b.size, [ndnd, "cat", prefix], out, True, put.pid)
-        rss["producer ndnd put"].append(b.stop(put))
+        if b.wanted("ndnd cat <- ndnd put"):
+            prefix, put = b.start_put(b.root / "file.bin")
+            record("ndnd cat <- ndnd put", b.size, [ndnd, "cat", prefix], out, True, put.pid)
+            rss["producer ndnd put"].append(b.stop(put))
 
         if b.native is not None:
             dpdk_name = f"{Native.PREFIX}/file.bin"
