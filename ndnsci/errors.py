@@ -22,6 +22,7 @@
           ├── TransportError           no forwarder at NDN_CLIENT_TRANSPORT, or it went away
           ├── ForwarderError           the forwarder cannot be built, started, stopped or queried
           ├── PublisherKeyError        the publisher key is missing or unreadable
+          ├── NativePlaneError         the native data plane (NDN-DPDK, NDNc) cannot run or answer
           └── FetchError               a retrieval failed
                ├── NotFoundError       the producer says the name does not exist, or nobody answers
                │    └── NoProducerError  nobody answers for the name (timeout, no route)
@@ -56,6 +57,7 @@ __all__ = [
     "InvalidNameError",
     "ManifestError",
     "MissingDependencyError",
+    "NativePlaneError",
     "NdnError",
     "NdnsciError",
     "NoProducerError",
@@ -202,6 +204,11 @@ class ForwarderError(NdnError):
 
 class PublisherKeyError(NdnError):
     """The publisher key is missing, unreadable or insecure."""
+
+
+class NativePlaneError(NdnError):
+    """The native data plane (NDN-DPDK, NDNc) is not built, cannot start on this machine, or
+    refused an operation; the message says which and what to do."""
 
 
 class FetchError(NdnError):

@@ -29,6 +29,7 @@ COMMANDS = {
     "sample": "ndnsci.cli.sample",
     "up": "ndnsci.cli.up",
     "testbed": "ndnsci.cli.testbed",
+    "native": "ndnsci.cli.native",
 }
 
 
