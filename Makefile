@@ -7,27 +7,49 @@ STAMP := $(VENV)/.installed
 # npm ci writes this file last; it is newer than package-lock.json once node_modules is complete
 WEBUI_STAMP := webui/node_modules/.package-lock.json
 
-.PHONY: setup system portal test screenshots demo demo-check lint typecheck layers bench clean
+.PHONY: setup system native native-if-capable portal test screenshots demo demo-check lint typecheck layers bench testbed clean
 
-setup: $(STAMP) system $(WEBUI_STAMP)
+setup: $(STAMP) system $(WEBUI_STAMP) native-if-capable
 
 # System parts the suite runs for real, each installed by an idempotent script that is fast
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
 # cluster on loopback), Debian's Chromium (the portal's end-to-end tests), wget and curl (ESGF
 # download scripts run for real), the NDNd forwarder and NDNd's own State Vector Sync node
-# (built from the Go module proxy).
+# (built from the Go module proxy) and the testbed's tools (iproute2, curl, its delay element).
 system:
 	deploy/postgres/install.sh
 	deploy/browser/install.sh >/dev/null
 	deploy/tools/install.sh
 	deploy/forwarder/build.sh >/dev/null
 	deploy/forwarder/build-svs-peer.sh >/dev/null
+	deploy/testbed/install.sh
+
+# The native data plane (NDN-DPDK forwarder, file server and fetcher; NDNc), built from the
+# pinned sources (NDNSCI_NATIVE_SOURCES, else ../shared/native/vendor, else the upstream
+# archives) into a cache outside the repository keyed by the pins (deploy/ndn-dpdk/common.sh):
+# about 40 minutes on 2 cores the first time, a no-op after. Build times are printed.
+native:
+	deploy/ndn-dpdk/build.sh >/dev/null
+	deploy/ndnc/build.sh >/dev/null
+	@cat "$$(deploy/ndn-dpdk/build.sh 2>/dev/null)/share/ndnsci/build-times.txt" \
+	    "$$(deploy/ndnc/build.sh 2>/dev/null)/share/ndnsci/build-times.txt" >&2
+
+# `make setup` builds it where it can run (`ndnsci native check` exit status 1: it cannot).
+# With NDNSCI_REQUIRE_NATIVE=1 (CI: .ci/run) a machine that cannot run it fails here, saying why.
+native-if-capable: $(STAMP)
+	@$(BIN)/ndnsci native check >/dev/null; status=$$?; \
+	if [ $$status -ne 1 ]; then $(MAKE) --no-print-directory native; \
+	elif [ "$${NDNSCI_REQUIRE_NATIVE:-}" = 1 ]; then \
+	    echo "NDNSCI_REQUIRE_NATIVE=1 but this machine cannot run NDN-DPDK:" >&2; \
+	    $(BIN)/ndnsci native check >&2; exit 1; \
+	else echo "not building the native plane: this machine cannot run it (ndnsci native check)" >&2; fi
 
 $(WEBUI_STAMP): webui/package-lock.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 
-# Re-install only when the packaging metadata changed; the install is editable.
-$(STAMP): pyproject.toml
+# Re-install only when the packaging metadata or the C extension changed; the install is
+# editable (the extension is compiled into ndnsci/ndn/ by it).
+$(STAMP): pyproject.toml ndnsci/ndn/_hotloop.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -79,10 +101,17 @@ bench: setup
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/catalog_load.py
-	$(BIN)/python bench/transfer.py --size-mb 1024 --rounds 3
+	$(BIN)/python bench/transfer.py --sizes 64,192,1024,4096 --rounds 3
 	$(BIN)/python bench/esgf.py --files 1000000 --size-mb 1024 --rounds 3
 	$(BIN)/python bench/federation.py --records 100000
 	npm --prefix webui run build && node bench/webui.mjs
+
+# The seed experiments on the emulated multi-site testbed (root: network namespaces), about
+# 15 minutes; results and plots in bench/results/testbed-*.{json,png}, see docs/testbed.md.
+testbed: $(STAMP)
+	deploy/forwarder/build.sh >/dev/null
+	deploy/testbed/install.sh
+	$(BIN)/ndnsci testbed run all
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules ndnsci/catalog/portal

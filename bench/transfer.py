@@ -1,27 +1,35 @@
-"""Transfer benchmark: ndnsci fetch/serve against ndnd cat/put, python-ndn and HTTP.
+"""Transfer benchmark: ndnsci fetch/serve against ndnd cat/put, warm and cold, at several sizes.
 
-One private NDNd forwarder (unix socket in a temp folder, private UDP/WebSocket ports), one
-random file, and these transfers, interleaved round after round:
+One private NDNd forwarder (unix socket in a temp folder, private UDP/WebSocket ports) per file
+size, one random file, and these transfers, interleaved round after round:
 
-    ndnsci fetch <- ndnsci serve        ndnd cat <- ndnd put
-    ndnsci fetch <- ndnd put            ndnd cat <- ndnsci serve
-    python-ndn segment fetcher <- ndnsci serve (a smaller file: it manages ~3k packets/s)
-    curl <- python -m http.server
-    ndnsci fetch again, same version: served from the forwarder's content store
+    cold: ndnsci fetch <- ndnsci serve (a version the forwarder has never seen)
+    warm: ndnsci fetch <- forwarder cache (the same version again)
+    warm: ndnd cat <- forwarder cache (the same version: ndnd cat's own discovery, then the CS)
+    cold: ndnd cat <- ndnd put (a fresh name)
 
-Every NDN run asks for a version the forwarder has never seen (``ndnsci serve``: the file's
-mtime is bumped; ``ndnd put``: a fresh name), so nothing comes from the cache unless meant to.
+Printed per size: medians, the ratios ``ndnsci fetch / ndnd cat`` (throughput; >= 1.0: ndnsci
+is at least as fast) warm and cold, and CPU shares during the transfer: the consumer's
+(user + system time over its wall time) and the forwarder's, to show which one is the limit.
 Producers are made ready before the clock starts (``ndnd put`` has read and signed the file;
 ``ndnsci serve`` has its SHA-256). Times are the consumer process's wall time, start to exit,
-writing the file to disk. RSS is the peak resident set (consumer: wait4; producer: VmHWM).
-Then a window / segment-size sweep with ndnsci fetch <- ndnsci serve.
+writing the file to disk (ndnsci also hashes it on disk; ndnd cat does not).
 
-    .venv/bin/python bench/transfer.py --size-mb 1024 --rounds 3
+Time to first byte: ``ndnsci fetch`` of a small netCDF file (the catalog's typical 30 KB),
+from the process's start to its first byte in the output (polled every 0.5 ms), and to exit.
+
+Python's bytecode is cached for the consumers (PYTHONPYCACHEPREFIX in the temp folder, even
+when PYTHONDONTWRITEBYTECODE is set): an installed package has its .pyc files.
+``--engines c,python`` times the pure-Python per-packet loop too (NDNSCI_HOTLOOP=python);
+``--peers`` adds the older comparisons (fetch <- put, cat <- serve, python-ndn, curl).
+
+    .venv/bin/python bench/transfer.py --sizes 64,192,1024,4096 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -42,6 +50,8 @@ from ndnsci.ndn.transport import Face
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
 NDNSCI = [PY, "-m", "ndnsci"]
+SMALL_NETCDF = next((REPO / "tests/data/netcdf/cmip5").rglob("tasmax_Amon_CMCC-CMS_*.nc"), None)
+ENGINE_LABEL = {"c": "ndnsci fetch", "python": "ndnsci fetch [python loop]"}
 
 PYNDN_FETCH = r"""
 import asyncio, sys
@@ -89,19 +99,28 @@ class Bench:
             "NDN_CLIENT_TRANSPORT": f"unix://{self.sock}",
             "NDNSCI_CONFIG_DIR": str(tmp / "config"),
             "NDNSCI_CACHE_DIR": str(tmp / "cache"),
+            "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
         }
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.update(self.env)
         keys.create()  # metadata signed with Ed25519, as a real publisher's
         write_random(self.root / "file.bin", size)
         write_random(self.root / "small.bin", small)
+        self.small = small
         self.procs: list[subprocess.Popen[bytes]] = []
         self.put_count = 0
+        self.forwarder_pid = 0
 
     # --- processes -----------------------------------------------------------------------------
 
     def start_forwarder(self, segments: int) -> None:
+        """A forwarder whose content store holds the file once (and a bit): warm runs read it."""
         ports = {"NDNSCI_FW_UDP_PORT": str(free_port()), "NDNSCI_FW_WS_PORT": str(free_port())}
-        forwarder.start(self.sock, cs_capacity=max(131070, 2 * segments), extra_env=ports)
+        capacity = max(131070, segments + segments // 8)
+        self.forwarder_pid = forwarder.start(self.sock, cs_capacity=capacity, extra_env=ports)
+
+    def stop_forwarder(self) -> None:
+        forwarder.stop(self.sock)
 
     def spawn(self, args: list[str], **kw: object) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(args, env=self.env, **kw)  # type: ignore[call-overload]
@@ -171,25 +190,35 @@ class Bench:
         self.await_metadata(f"{prefix}/{name}", want_hash=True)
 
     def consume(
-        self, args: list[str], out: Path, size: int, stdout_file: bool = False
+        self,
+        args: list[str],
+        out: Path,
+        size: int,
+        stdout_file: bool = False,
+        env: dict[str, str] | None = None,
     ) -> tuple[float, int]:
-        """Run a consumer; returns (seconds, its peak RSS in bytes). Raises on failure."""
+        """Run a consumer; returns (seconds, its peak RSS in bytes). Raises on failure.
+
+        Also sets ``self.cpu``: the consumer's and the forwarder's CPU time over the wall time.
+        """
         out.unlink(missing_ok=True)
         (out.parent / (out.name + ".part")).unlink(missing_ok=True)
         # /usr/bin/time measures the consumer's own peak RSS: a child forked from this large
         # process would inherit the parent's ru_maxrss (it survives exec)
         rss_file = self.tmp / "rss.txt"
         sink = open(out, "wb") if stdout_file else subprocess.DEVNULL  # noqa: SIM115
+        fw_before = cpu_seconds(self.forwarder_pid)
         started = time.monotonic()
         proc = subprocess.run(
-            ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *args],
-            env=self.env,
+            ["/usr/bin/time", "-f", "%U %S %M", "-o", str(rss_file), *args],
+            env={**self.env, **(env or {})},
             stdout=sink,
             stderr=subprocess.PIPE,
             cwd=self.out,
             check=False,
         )
         seconds = time.monotonic() - started
+        fw_share = (cpu_seconds(self.forwarder_pid) - fw_before) / seconds
         if stdout_file:
             sink.close()  # type: ignore[union-attr]
         if proc.returncode != 0:
@@ -197,7 +226,9 @@ class Bench:
             raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {err[-500:]}")
         if out.stat().st_size != size:
             raise RuntimeError(f"{' '.join(args)}: {out.stat().st_size} bytes, not {size}")
-        return seconds, int(rss_file.read_text().split()[-1]) * 1024
+        user, system, rss_kb = rss_file.read_text().split()[-3:]
+        self.cpu = ((float(user) + float(system)) / seconds, fw_share)
+        return seconds, int(rss_kb) * 1024
 
     def cleanup(self) -> None:
         for proc in self.procs:
@@ -219,6 +250,15 @@ def write_random(path: Path, size: int) -> None:
             left -= chunk
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -231,6 +271,164 @@ def peak_rss(pid: int) -> int:
 
 def fetch_args(name: str, cc: str = "aimd", window: int = 64) -> list[str]:
     return [*NDNSCI, "fetch", name, "-o", ".", "-q", "--cc", cc, "--window", str(window)]
+
+
+def size_rounds(b: Bench, size_mb: int, n: int, engines: list[str]) -> dict[str, float]:
+    """Warm and cold, ndnsci against ndnd cat, ``n`` interleaved rounds at one file size."""
+    b.size = size_mb << 20
+    write_random(b.root / "file.bin", b.size)
+    b.start_forwarder(b.size // 4096 + 1)
+    rates: dict[str, list[float]] = defaultdict(list)
+    cpu: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    failed: dict[str, int] = defaultdict(int)
+    ndnd = str(forwarder.binary())
+    out = b.out / "file.bin"
+    serve = b.start_serve("/bench/serve")
+
+    def record(label: str, args: list[str], target: Path, **kw: object) -> None:
+        try:
+            seconds, _ = b.consume(args, target, b.size, **kw)  # type: ignore[arg-type]
+        except RuntimeError as exc:  # counted and shown: the medians are of the runs that ended
+            failed[label] += 1
+            print(f"  {size_mb} MiB {label}: FAILED {exc}", flush=True)
+            return
+        rates[label].append(b.size / seconds / 1e6)
+        cpu[label].append(b.cpu)
+        print(
+            f"  {size_mb} MiB {label}: {b.size / seconds / 1e6:.1f} MB/s ({seconds:.2f} s, "
+            f"consumer CPU {b.cpu[0]:.0%}, forwarder CPU {b.cpu[1]:.0%})",
+            flush=True,
+        )
+
+    try:
+        for r in range(1, n + 1):
+            print(f"{size_mb} MiB, round {r}", flush=True)
+            for engine in engines:
+                env = {"NDNSCI_HOTLOOP": engine}
+                b.new_version("file.bin", "/bench/serve")
+                name = fetch_args("/bench/serve/file.bin")
+                record(f"cold {ENGINE_LABEL[engine]} <- ndnsci serve", name, out, env=env)
+                record(f"warm {ENGINE_LABEL[engine]} <- forwarder cache", name, out, env=env)
+            # the same version again: ndnd cat's discovery asks serve, the segments come from
+            # the forwarder's cache
+            record("warm ndnd cat <- forwarder cache", [ndnd, "cat", "/bench/serve/file.bin"], out,
+                   stdout_file=True)  # fmt: skip
+            prefix, put = b.start_put(b.root / "file.bin")
+            record("cold ndnd cat <- ndnd put", [ndnd, "cat", prefix], out, stdout_file=True)
+            b.stop(put)
+    finally:
+        b.stop(serve)
+        b.stop_forwarder()
+        (b.root / "file.bin").unlink()
+        out.unlink(missing_ok=True)
+    for label, count in failed.items():
+        print(f"{size_mb} MiB {label}: {count} of {n} runs failed")
+    return size_report(size_mb, rates, cpu, engines)
+
+
+def size_report(
+    size_mb: int,
+    rates: dict[str, list[float]],
+    cpu: dict[str, list[tuple[float, float]]],
+    engines: list[str],
+) -> dict[str, float]:
+    med = {label: statistics.median(v) for label, v in rates.items()}
+    print(f"\n{size_mb} MiB, medians of {len(next(iter(rates.values())))} interleaved rounds")
+    for label, value in med.items():
+        consumer = statistics.median(c for c, _ in cpu[label])
+        fw = statistics.median(f for _, f in cpu[label])
+        print(
+            f"{size_mb} MiB {label}: {value:.1f} MB/s, consumer CPU {consumer:.0%}, "
+            f"forwarder CPU {fw:.0%}"
+        )
+    ratios = {}
+    for engine in engines:
+        who = ENGINE_LABEL[engine]
+        for kind, ours, theirs in (
+            ("warm", f"warm {who} <- forwarder cache", "warm ndnd cat <- forwarder cache"),
+            ("cold", f"cold {who} <- ndnsci serve", "cold ndnd cat <- ndnd put"),
+        ):
+            if ours not in med or theirs not in med:
+                print(f"ratio {size_mb} MiB {kind}: {who} / ndnd cat: no run ended")
+                continue
+            ratios[f"{kind} {who}"] = med[ours] / med[theirs]
+            print(f"ratio {size_mb} MiB {kind}: {who} / ndnd cat = {med[ours] / med[theirs]:.2f}x")
+    print(flush=True)
+    return ratios
+
+
+def time_to_first_byte(b: Bench, runs: int) -> None:
+    """``ndnsci fetch`` of the catalog's typical small netCDF: process start to first byte."""
+    small = b.root / "small.nc"
+    if SMALL_NETCDF is not None:
+        shutil.copyfile(SMALL_NETCDF, small)
+    else:
+        write_random(small, 30_000)
+    size = small.stat().st_size
+    b.start_forwarder(1000)
+    serve = b.start_serve("/bench/ttfb")
+    out = b.out / "small.nc"
+    firsts, totals, bare = [], [], []
+    try:
+        for i in range(runs + 1):
+            b.new_version("small.nc", "/bench/ttfb")
+            first, total = first_byte(b, fetch_args("/bench/ttfb/small.nc"), out)
+            started = time.monotonic()
+            subprocess.run([PY, "-c", "pass"], env=b.env, check=True)
+            if i:  # the first run writes the bytecode cache
+                firsts.append(first)
+                totals.append(total)
+                bare.append(time.monotonic() - started)
+            if out.stat().st_size != size:
+                raise RuntimeError(f"{out}: {out.stat().st_size} bytes, not {size}")
+    finally:
+        b.stop(serve)
+        b.stop_forwarder()
+    print(f"time to first byte, ndnsci fetch of a {size:,}-byte netCDF file (median of {runs}):")
+    print(f"ttfb first byte on disk: {statistics.median(firsts) * 1000:.1f} ms")
+    print(f"ttfb whole file, process exited: {statistics.median(totals) * 1000:.1f} ms")
+    print(f"ttfb python -c pass (the interpreter alone): {statistics.median(bare) * 1000:.1f} ms")
+    print(flush=True)
+
+
+def first_byte(b: Bench, args: list[str], out: Path) -> tuple[float, float]:
+    """Seconds from spawning ``args`` to the first byte of ``out`` (or its .part), and to exit."""
+    part = out.with_name(out.name + ".part")
+    out.unlink(missing_ok=True)
+    part.unlink(missing_ok=True)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        args, env=b.env, cwd=b.out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    first = None
+    while first is None and proc.poll() is None:
+        for path in (part, out):
+            with contextlib.suppress(OSError):
+                if path.stat().st_size:
+                    first = time.monotonic() - started
+                    break
+        time.sleep(0.0005)
+    proc.wait()
+    total = time.monotonic() - started
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode})")
+    return (first if first is not None else total), total
+
+
+def room_for(size_mb: int, workdir: Path) -> str | None:
+    """Why a size cannot run here (disk for the file and two copies, memory for the forwarder's
+    cache and ndnd put's copy), or None."""
+    size = size_mb << 20
+    free = shutil.disk_usage(workdir).free
+    if free < 3 * size + (1 << 30):
+        return f"needs {3 * size / 2**30 + 1:.0f} GiB of disk in {workdir}, {free / 2**30:.0f} free"
+    available = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            available = int(line.split()[1]) * 1024
+    if available < 3 * size:
+        return f"needs {3 * size / 2**30:.0f} GiB of memory, {available / 2**30:.0f} available"
+    return None
 
 
 def rounds(b: Bench, n: int, small: int) -> dict[str, list[float]]:
@@ -356,35 +554,55 @@ def sweep(b: Bench, sizes: list[int], windows: list[int], ccs: list[str], repeat
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=int, default=1024, help="file size in MiB (1024)")
+    parser.add_argument("--sizes", default="64,192,1024,4096", help="file sizes in MiB")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per size")
+    parser.add_argument("--engines", default="c", help="ndnsci per-packet loops: c,python")
+    parser.add_argument("--ttfb-runs", type=int, default=11, help="TTFB runs, 0: none")
+    parser.add_argument("--peers", action="store_true", help="also python-ndn, curl, mixed pairs")
+    parser.add_argument("--peers-mb", type=int, default=1024, help="file size of --peers, MiB")
     parser.add_argument("--small-mb", type=int, default=64, help="python-ndn file, MiB (64)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--sweep-mb", type=int, default=200, help="sweep file size, 0: none")
+    parser.add_argument("--sweep-mb", type=int, default=0, help="sweep file size, 0: none")
     parser.add_argument("--sweep-rounds", type=int, default=3, help="repeats of each point")
     parser.add_argument("--windows", default="16,64,128,256")
     parser.add_argument("--segment-sizes", default="4096,6000,8000,8500")
     parser.add_argument("--ccs", default="fixed,aimd,cubic")
     parser.add_argument("--workdir", default=None, help="where the temp folder goes")
     args = parser.parse_args()
-    size, small = args.size_mb << 20, args.small_mb << 20
+    engines = args.engines.split(",")
     with tempfile.TemporaryDirectory(prefix="ndnsci-bench-", dir=args.workdir) as tmp:
-        b = Bench(Path(tmp), size, small)
+        b = Bench(Path(tmp), 0, args.small_mb << 20)
+        print(f"forwarder {forwarder.binary()}; load average {os.getloadavg()}", flush=True)
         try:
-            b.start_forwarder(size // 4096 + 1)
-            print(f"file: {size} bytes; forwarder {forwarder.binary()}", flush=True)
-            if args.rounds:
-                rounds(b, args.rounds, small)
+            if args.ttfb_runs:
+                time_to_first_byte(b, args.ttfb_runs)
+            summary = {}
+            for size_mb in [int(s) for s in args.sizes.split(",") if s]:
+                why_not = room_for(size_mb, Path(tmp))
+                if why_not:
+                    print(f"{size_mb} MiB: not run: {why_not}", flush=True)
+                    continue
+                summary[size_mb] = size_rounds(b, size_mb, args.rounds, engines)
+            for size_mb, ratios in summary.items():
+                text = ", ".join(f"{kind} {value:.2f}x" for kind, value in ratios.items())
+                print(f"summary {size_mb} MiB (ndnsci / ndnd cat): {text}")
+            if args.peers:
+                b.size = args.peers_mb << 20
+                write_random(b.root / "file.bin", b.size)
+                b.start_forwarder(b.size // 4096 + 1)
+                rounds(b, args.rounds, b.small)
+                b.stop_forwarder()
             if args.sweep_mb:
-                sweep_bench = b
-                sweep_bench.size = args.sweep_mb << 20
-                write_random(b.root / "file.bin", sweep_bench.size)
+                b.size = args.sweep_mb << 20
+                write_random(b.root / "file.bin", b.size)
+                b.start_forwarder(b.size // 4096 + 1)
                 sweep(
-                    sweep_bench,
+                    b,
                     [int(s) for s in args.segment_sizes.split(",")],
                     [int(w) for w in args.windows.split(",")],
                     args.ccs.split(","),
                     args.sweep_rounds,
                 )
+                b.stop_forwarder()
         finally:
             b.cleanup()
             shutil.rmtree(tmp, ignore_errors=True)

@@ -240,7 +240,10 @@ class _Part:
 
     def reset(self) -> None:
         """Start from nothing: an empty ``.part``, no state."""
-        os.ftruncate(self.fd, 0)
+        if self.has_bytes():
+            # only then: on ext4 a truncation to zero makes close() flush the whole file it was
+            # rewritten with (auto_da_alloc), 0.5 s per 200 MB on the fetch's clock
+            os.ftruncate(self.fd, 0)
         self.state.unlink(missing_ok=True)
 
     def sha256(self, size: int) -> str:

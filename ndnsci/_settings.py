@@ -19,6 +19,14 @@ variable                 what
 ``NDNSCI_FW_SOCK``       the socket ``ndnsci forwarder start`` listens on
 ``NDND``                 the ndnd binary
 ``XDG_RUNTIME_DIR``      where the forwarder's socket goes (else ``/tmp/ndnsci-<uid>``)
+``NDNSCI_HOTLOOP``       the consumer's per-packet loop: ``auto``, ``c`` or ``python``
+``NDNSCI_NATIVE_CACHE``  NDN-DPDK and NDNc builds (``/var/cache/ndnsci/native`` as root,
+                         else ``<cache>/native``)
+``NDNSCI_NDNDPDK_PREFIX`` an NDN-DPDK installation to use instead of the cached build
+``NDNSCI_NDNC_PREFIX``   an NDNc installation to use instead of the cached build
+``NDNSCI_NATIVE_RUN``    the native plane's state (``/run/ndnsci/native``)
+``NDNSCI_TESTBED_STATE`` the testbed's records (``/run/ndnsci-testbed``)
+``NSCI_DELAY``           the testbed's delay element (else built by deploy/testbed)
 ======================== ==============================================================
 """
 
@@ -55,6 +63,19 @@ class Settings:
     fw_sock: Path | None
     #: ``$NDND``: an ndnd binary to use instead of the one built or on PATH
     ndnd: str | None
+    #: ``$NDNSCI_HOTLOOP``, lower-case ('auto' when unset)
+    hotloop: str
+    #: where NDN-DPDK and NDNc are built and kept
+    native_cache: Path
+    #: installations given instead of the cached builds
+    ndn_dpdk_prefix: Path | None
+    ndnc_prefix: Path | None
+    #: the native plane's state
+    native_run: Path
+    #: the testbed's records
+    testbed_state: Path
+    #: the testbed's delay element, when given
+    delay_binary: Path | None
 
 
 def settings() -> Settings:
@@ -76,6 +97,18 @@ def settings() -> Settings:
         default_socket=_default_socket(env),
         fw_sock=_path(env.get("NDNSCI_FW_SOCK")),
         ndnd=env.get("NDND") or None,
+        hotloop=env.get("NDNSCI_HOTLOOP", "auto").strip().lower() or "auto",
+        native_cache=_path(env.get("NDNSCI_NATIVE_CACHE"))
+        or (
+            Path("/var/cache/ndnsci/native")
+            if os.geteuid() == 0
+            else Path(platformdirs.user_cache_dir(APP)) / "native"
+        ),
+        ndn_dpdk_prefix=_path(env.get("NDNSCI_NDNDPDK_PREFIX")),
+        ndnc_prefix=_path(env.get("NDNSCI_NDNC_PREFIX")),
+        native_run=_path(env.get("NDNSCI_NATIVE_RUN")) or Path("/run/ndnsci/native"),
+        testbed_state=_path(env.get("NDNSCI_TESTBED_STATE")) or Path("/run/ndnsci-testbed"),
+        delay_binary=_path(env.get("NSCI_DELAY")),
     )
 
 

@@ -15,11 +15,14 @@
      ├── FederationError               a site of the federation cannot be named, trusted or reached
      │    └── RefusedChangesError      a batch of another site's changes is forged, tampered
      │                                 with or malformed: refused, nothing applied
+     ├── TestbedError                  the emulated testbed (``ndnsci testbed``): a bad topology,
+     │                                 no root, a node that did not start
      └── NdnError                      the NDN data plane
           ├── InvalidNameError         a name URI or a name component is malformed
           ├── TransportError           no forwarder at NDN_CLIENT_TRANSPORT, or it went away
           ├── ForwarderError           the forwarder cannot be built, started, stopped or queried
           ├── PublisherKeyError        the publisher key is missing or unreadable
+          ├── NativePlaneError         the native data plane (NDN-DPDK, NDNc) cannot run or answer
           └── FetchError               a retrieval failed
                ├── NotFoundError       the producer says the name does not exist, or nobody answers
                │    └── NoProducerError  nobody answers for the name (timeout, no route)
@@ -54,6 +57,7 @@ __all__ = [
     "InvalidNameError",
     "ManifestError",
     "MissingDependencyError",
+    "NativePlaneError",
     "NdnError",
     "NdnsciError",
     "NoProducerError",
@@ -63,6 +67,7 @@ __all__ = [
     "QueryError",
     "RefusedChangesError",
     "StackError",
+    "TestbedError",
     "TransportError",
     "UnknownFacetError",
 ]
@@ -172,6 +177,12 @@ class RefusedChangesError(FederationError):
     applied, the refusal is logged and counted against the site."""
 
 
+class TestbedError(NdnsciError):
+    """The emulated testbed (``ndnsci testbed``) cannot be built, run or taken down."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+
 # --- the NDN data plane (ndnsci.ndn) -----------------------------------------------------------
 
 
@@ -193,6 +204,11 @@ class ForwarderError(NdnError):
 
 class PublisherKeyError(NdnError):
     """The publisher key is missing, unreadable or insecure."""
+
+
+class NativePlaneError(NdnError):
+    """The native data plane (NDN-DPDK, NDNc) is not built, cannot start on this machine, or
+    refused an operation; the message says which and what to do."""
 
 
 class FetchError(NdnError):

@@ -30,7 +30,12 @@ DEFAULT = "python"
 ENTRY_POINT_GROUP = "ndnsci.transports"
 # Transports that ship with ndnsci, found without scanning the installed packages' metadata
 # (that scan costs tens of milliseconds at start-up; as xarray's BACKEND_ENTRYPOINTS).
-BUILTIN = {"python": "ndnsci.ndn.consumer:PythonTransport"}
+BUILTIN = {
+    "python": "ndnsci.ndn.consumer:PythonTransport",
+    # the native data plane (docs/native.md): NDN-DPDK's fetcher, NDNc's file-transfer client
+    "ndn-dpdk": "ndnsci.native.fetcher:NdnDpdkTransport",
+    "ndnc": "ndnsci.native.ndnc:NdncTransport",
+}
 
 SEGMENT_LIFETIME_MS = 4000
 MAX_RETRIES = 10

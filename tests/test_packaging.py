@@ -32,6 +32,7 @@ EXTRAS = {
         "fastapi", "uvicorn", "sqlalchemy", "alembic", "pydantic", "pydantic-settings", "numpy",
     },
     "ndn": {"python-ndn"},
+    "testbed": {"matplotlib"},
 }  # fmt: skip
 
 
@@ -76,6 +77,9 @@ def test_wheel_contents(wheel):
     assert "ndnsci/py.typed" in names and "ndnsci/errors.py" in names
     assert "ndnsci/translators/cmip5.py" in names and "ndnsci/catalog/main.py" in names
     assert "ndnsci/catalog/migrations/script.py.mako" in names
+    # the consumer's compiled per-packet loop, and its types
+    assert any(n.startswith("ndnsci/ndn/_hotloop.") and n.endswith(".so") for n in names)
+    assert "ndnsci/ndn/_hotloop.pyi" in names and "ndnsci/ndn/_hotloop.c" not in names
     # the portal's build (`make test` builds it first) travels in the package
     assert "ndnsci/catalog/portal/index.html" in names
     assert any(n.startswith("ndnsci/catalog/portal/assets/") and n.endswith(".js") for n in names)

@@ -30,6 +30,16 @@ if [[ -z "$version" ]]; then
     exit 1
 fi
 
+# Patches to NDNd (patches/*.patch, -p1 below the ndnd module) make the version string
+# "<version>+ndnsci.<digest of the patches>", so a binary built without them is rebuilt.
+patches=("$here"/patches/*.patch)
+if [[ -e "${patches[0]}" ]]; then
+    build_version="$version+ndnsci.$(cat "${patches[@]}" | sha256sum | cut -c1-8)"
+else
+    patches=()
+    build_version="$version"
+fi
+
 outdir="${1:-$repo/.cache/ndnd/$version}"
 mkdir -p "$outdir"
 outdir="$(cd "$outdir" && pwd)"
@@ -37,12 +47,12 @@ bin="$outdir/ndnd"
 
 if [[ -x "$bin" && "${NDND_FORCE:-0}" != 1 ]]; then
     # `ndnd --version` prints "ndnd version <version>" (set by -X below); check the pin.
-    if [[ "$("$bin" --version 2>/dev/null)" == *" $version" ]]; then
-        echo "ndnd $version already built" >&2
+    if [[ "$("$bin" --version 2>/dev/null)" == *" $build_version" ]]; then
+        echo "ndnd $build_version already built" >&2
         echo "$bin"
         exit 0
     fi
-    echo "build.sh: $bin is not $version, rebuilding" >&2
+    echo "build.sh: $bin is not $build_version, rebuilding" >&2
 fi
 
 GO="${GO:-}"
@@ -68,14 +78,29 @@ export GO111MODULE=on
 export GOFLAGS="-mod=readonly -modcacherw -buildvcs=false"
 export GOTOOLCHAIN=local
 
-echo "building ndnd $version with $("$GO" version) into $bin" >&2
+echo "building ndnd $build_version with $("$GO" version) into $bin" >&2
 start=$(date +%s)
 tmp="$bin.tmp.$$"
-trap 'rm -f "$tmp"' EXIT
+work=""
+trap 'rm -f "$tmp"; [[ -z "$work" ]] || rm -rf "$work"' EXIT
+src="$here"
+if [[ ${#patches[@]} -gt 0 ]]; then
+    # the pinned module, vendored into a scratch copy of this module, then patched
+    work="$(mktemp -d)"
+    cp "$here/go.mod" "$here/go.sum" "$here/tools.go" "$here/doc.go" "$work/"
+    (cd "$work" && "$GO" mod vendor)
+    chmod -R u+w "$work/vendor"
+    for p in "${patches[@]}"; do
+        patch -d "$work/vendor/github.com/named-data/ndnd" -p1 --forward --quiet <"$p" ||
+            { echo "build.sh: $p does not apply to ndnd $version" >&2; exit 1; }
+    done
+    src="$work"
+    export GOFLAGS="-mod=vendor -modcacherw -buildvcs=false"
+fi
 (
-    cd "$here"
+    cd "$src"
     "$GO" build -trimpath \
-        -ldflags "-s -w -X 'github.com/named-data/ndnd/std/utils.NDNdVersion=$version'" \
+        -ldflags "-s -w -X 'github.com/named-data/ndnd/std/utils.NDNdVersion=$build_version'" \
         -o "$tmp" github.com/named-data/ndnd/cmd/ndnd
 )
 mv -f "$tmp" "$bin"

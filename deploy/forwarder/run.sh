@@ -12,6 +12,8 @@
 #   NDNSCI_FW_UDP_PORT      port of ndnd's always-on unicast UDP listener (56364)
 #   NDNSCI_FW_THREADS       forwarding threads (2)
 #   NDNSCI_FW_CS_CAPACITY   content store capacity, Data packets PER THREAD, <= 65535 (65535)
+#   NDNSCI_FW_CS_POLICY     content store replacement policy (lru, the only one of v1.5.3)
+#   NDNSCI_FW_TCP_ENABLED   true: listen for TCP faces on 0.0.0.0:6363 and [::]:6363 (false)
 #   NDNSCI_FW_LOG_LEVEL     TRACE|DEBUG|INFO|WARN|ERROR (INFO)
 #   NDND                    ndnd binary to use (default: the one build.sh builds)
 #

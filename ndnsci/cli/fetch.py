@@ -79,8 +79,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--trust", metavar="KEYID", help="require metadata signed by this key id")
     p.add_argument(
-        "--transport", default="python", metavar="NAME", help="data plane to fetch with (python)"
-    )
+        "--engine", "--transport", dest="transport", default="python", metavar="NAME",
+        help="data plane to fetch with: python (default), ndn-dpdk, ndnc (docs/native.md), "
+        "or auto: ndn-dpdk when `ndnsci native up` runs, else python",
+    )  # fmt: skip
     p.add_argument(
         "--progress", choices=PROGRESS_CHOICES, default="auto",
         help="auto: bars on stderr when it is a terminal (default); bars; text; none",
@@ -129,6 +131,8 @@ def _download(args: argparse.Namespace, items: list[Any], parallel: int, options
     from ndnsci.transports import UnknownTransportError
 
     by_name = bool(args.names)
+    if args.transport == "auto":
+        args.transport = _auto_engine()
     try:
         report = download(
             items,
@@ -221,3 +225,10 @@ def _describe(o: Any) -> str:
         f"{o.retransmissions} retransmissions ({o.timeouts} timeouts, {o.nacks} Nacks, "
         f"{o.rejected} rejected), sha256 {o.checksum}, signer {o.signer}{resumed}"
     )
+
+
+def _auto_engine() -> str:
+    """``--engine auto``: the native plane's fetcher when it is up, else ndnsci's own."""
+    from ndnsci.native.plane import Plane
+
+    return "ndn-dpdk" if Plane().is_up() else "python"

@@ -10,7 +10,14 @@ again when something was published or retracted.
 
 The producer registers its prefixes with the forwarder (NDN_CLIENT_TRANSPORT, else the one
 ``ndnsci forwarder start`` runs), reconnects if the forwarder restarts, and runs until
-interrupted. Metadata is signed with the publisher key (``ndnsci keys create``).
+interrupted. Metadata is signed with the publisher key (``ndnsci keys create``). On SIGUSR1
+it prints what it answered so far on stderr: ``ndnsci serve: counters {"interests": N,
+"segments": N, "metadata": N, "nacks": N}`` (the testbed checks with it that a cache, not the
+producer, served a fetch).
+
+``--engine ndn-dpdk`` serves the same names with NDN-DPDK's file server instead (the native
+plane must be up: ``ndnsci native up``); its Data carry no signature, so a consumer checks the
+files against the catalog's SHA-256 (``ndnsci fetch`` does). See docs/native.md.
 """
 
 from __future__ import annotations
@@ -59,6 +66,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="sign metadata with DigestSha256 only (no publisher key needed)",
     )
+    p.add_argument(
+        "--engine",
+        choices=("python", "ndn-dpdk"),
+        default="python",
+        help="who serves: ndnsci's producer (python) or NDN-DPDK's file server (ndn-dpdk)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log every refused request")
     p.set_defaults(func=run)
 
@@ -72,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per catalog request
     stop = threading.Event()
+    if args.engine == "ndn-dpdk":
+        return _native(args, stop)
     try:
         key = None if args.unsigned else _load_key(args.key)
         if args.catalog:
@@ -82,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"ndnsci serve: {exc}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGUSR1, lambda *_: _print_counters(producer))
     print(
         f"serving {what} (metadata signed by {'key ' + key.key_id if key else 'DigestSha256'})",
         file=sys.stderr,
@@ -89,6 +105,38 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         producer.serve_forever(stop)
     stop.set()
+    return 0
+
+
+def _print_counters(producer: Any) -> None:
+    import json
+
+    print(f"ndnsci serve: counters {json.dumps(producer.stats)}", file=sys.stderr, flush=True)
+
+
+def _native(args: argparse.Namespace, stop: threading.Event) -> int:
+    from ndnsci.errors import CatalogError, NdnError
+    from ndnsci.native import serve
+
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        if args.catalog:
+            from ndnsci._client import Catalog
+            from ndnsci._published import PublishedFiles
+
+            if not os.path.isdir(args.root):
+                raise NotADirectoryError(f"not a directory: {args.root}")
+            published = PublishedFiles(
+                args.root, Catalog(args.catalog), args.scheme, os.cpu_count() or 1
+            )
+            with contextlib.suppress(KeyboardInterrupt):
+                serve.serve_catalog(published, args.refresh, stop)
+        else:
+            with contextlib.suppress(KeyboardInterrupt):
+                serve.serve_tree(args.root, args.prefix, stop)
+    except (NdnError, CatalogError, ValueError, OSError) as exc:
+        print(f"ndnsci serve: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

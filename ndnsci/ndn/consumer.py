@@ -40,6 +40,14 @@ from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.transport import Face
 from ndnsci.transports import Cancelled, FetchOptions, Job, Received
 
+try:  # the compiled hot loop (ndnsci/ndn/_hotloop.c), built by `pip install`
+    from ndnsci.ndn import _hotloop
+except ImportError:  # pragma: no cover - a build without a C compiler
+    _hotloop = None  # type: ignore[assignment]
+
+# Which per-packet code a transfer runs: "auto" (compiled when built), "c" or "python"
+HOTLOOP_ENV = "NDNSCI_HOTLOOP"
+
 DISCOVERY_LIFETIME_MS = 1000
 DISCOVERY_ATTEMPTS = 3
 RECONNECT_SECONDS = 5.0
@@ -214,6 +222,18 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 # --- the transfer ------------------------------------------------------------------------------
 
 
+def hotloop() -> str:
+    """The per-packet code transfers run now: ``"c"`` or ``"python"`` (``$NDNSCI_HOTLOOP``)."""
+    from ndnsci._settings import settings
+
+    wanted = settings().hotloop
+    if wanted not in ("auto", "c", "python"):
+        raise ValueError(f"{HOTLOOP_ENV}={wanted!r}: auto, c or python")
+    if wanted == "c" and _hotloop is None:
+        raise FetchError(f"{HOTLOOP_ENV}=c, but ndnsci was installed without its C extension")
+    return "python" if wanted == "python" or _hotloop is None else "c"
+
+
 class _State:
     """Which segments are on disk: a byte per segment, saved beside ``<file>.part`` (kept in
     memory only when ``path`` is None)."""
@@ -311,6 +331,19 @@ class Transfer:
         )
         self.nonce = _nonce()
         self.last_data = time.monotonic()
+        self.core = self._compiled_core() if hotloop() == "c" else None
+
+    def _compiled_core(self) -> _hotloop.Core:
+        """The compiled twin of :meth:`_send` and :meth:`_receive`, on this object's containers."""
+        return _hotloop.Core(
+            prefix=bytes(self.target.versioned), last=self.last, segment_size=self.segment_size,
+            fd=self.fd, done=self.state.done, inflight=self.inflight, retries=self.retries,
+            pending=self.pending, must_be_fresh=self.must_be_fresh, rtt=self.rtt, cc=self.cc,
+            result=self.result, interests=self.interests.layout(),
+            fresh_interests=self.fresh_interests.layout(),
+            hook=type(self)._write is not Transfer._write,  # a subclass streams the content
+            sha256=hashlib.sha256, tlv_error=tlv.TlvError,
+        )  # fmt: skip
 
     # the loop ---------------------------------------------------------------------------------
 
@@ -381,6 +414,11 @@ class Transfer:
         self.pending.append(seg)
 
     def _send(self, now: float) -> None:
+        if self.core is not None:
+            interests = self.core.send(self, now)
+            if interests is not None:
+                self._send_batch([interests])
+            return
         room = int(self.cc.window) - len(self.inflight)
         if room <= 0:
             return
@@ -408,10 +446,13 @@ class Transfer:
             room -= 1
         self.nonce = nonce
         if batch:
-            try:
-                self.face.send(batch)
-            except TransportError:
-                self._reconnect()
+            self._send_batch(batch)
+
+    def _send_batch(self, batch: list[bytes]) -> None:
+        try:
+            self.face.send(batch)
+        except TransportError:
+            self._reconnect()
 
     def _reconnect(self) -> None:
         """The forwarder went away: reconnect (bounded) and re-express what was in flight."""
@@ -438,9 +479,11 @@ class Transfer:
 
     def _receive(self) -> None:
         face = self.face
+        if self.core is not None:
+            face.start = self.core.receive(self, face.buf, face.start, face.end)
+            return
         buf = face.buf
-        for typ, first, value_start, last in face.packets():
-            start, end = first, last
+        for typ, first, value_start, end in face.packets():
             if typ == tlv.LP_PACKET:
                 if buf[value_start] == tlv.LP_FRAGMENT:
                     # NDNd's usual wrapper: a bare fragment, nothing to look at
@@ -448,18 +491,24 @@ class Transfer:
                     if buf[start] == tlv.DATA:
                         self._on_data(buf, start, end)
                     continue
-                frame = tlv.unwrap_lp(buf, value_start, end)
-                if frame is None:
-                    continue
-                if frame.nack_reason is not None:
-                    self._on_nack(frame)
-                    continue
-                if frame.congestion_mark:
-                    self.result.congestion_marks += 1
-                    self.cc.on_loss(time.monotonic(), self.rtt.smoothed)
-                start, end = frame.start, frame.end
-            if buf[start] == tlv.DATA:
-                self._on_data(buf, start, end)
+                self._receive_lp(value_start, end)
+            elif buf[first] == tlv.DATA:
+                self._on_data(buf, first, end)
+
+    def _receive_lp(self, value_start: int, end: int) -> None:
+        """An LpPacket with more than a fragment: a Nack, a congestion mark, a PIT token."""
+        buf = self.face.buf
+        frame = tlv.unwrap_lp(buf, value_start, end)
+        if frame is None:
+            return
+        if frame.nack_reason is not None:
+            self._on_nack(frame)
+            return
+        if frame.congestion_mark:
+            self.result.congestion_marks += 1
+            self.cc.on_loss(time.monotonic(), self.rtt.smoothed)
+        if buf[frame.start] == tlv.DATA:
+            self._on_data(buf, frame.start, frame.end)
 
     def _on_data(self, buf: bytearray, start: int, end: int) -> None:
         """Verify and store one segment (offsets into the receive buffer, no copies)."""

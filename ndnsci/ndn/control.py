@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ndnsci.errors import TransportError
@@ -34,6 +34,8 @@ _CONTROL_PARAMETERS = 0x68
 _FACE_ID = 0x69
 #: FaceId, Origin, Cost, Flags, Mask, ExpirationPeriod, FacePersistency
 _NUMERIC_PARAMETERS = frozenset({0x69, 0x6F, 0x6A, 0x6C, 0x70, 0x6D, 0x85})
+_URI, _LOCAL_URI = 0x72, 0x81
+_STRING_PARAMETERS = frozenset({_URI, _LOCAL_URI})
 
 
 def register(face: Face, prefix: list[bytes], timeout: float = 4.0) -> None:
@@ -45,22 +47,40 @@ def register(face: Face, prefix: list[bytes], timeout: float = 4.0) -> None:
             flags=_CHILD_INHERIT)  # fmt: skip
 
 
-def command(face: Face, module: str, verb: str, timeout: float = 4.0, **params: Any) -> Response:
+def command(
+    face: Face,
+    module: str,
+    verb: str,
+    timeout: float = 4.0,
+    accept: tuple[int, ...] = (),
+    **params: Any,
+) -> Response:
     """Send one management command; its response, or TransportError when the forwarder
-    refuses it or does not answer in time."""
+    refuses it (a status other than 200 and not in ``accept``, e.g. 409 for a face that
+    exists already) or does not answer in time."""
     response = _request(face, module, verb, timeout, **params)
-    if response.status != 200:
+    if response.status != 200 and response.status not in accept:
         raise TransportError(f"the forwarder refused {module}/{verb}: {response}")
     return response
 
 
 @dataclass(frozen=True)
 class Response:
-    """A ControlResponse: status, text, and the numeric ControlParameters (by TLV-TYPE)."""
+    """A ControlResponse: status, text, the numeric and the URI ControlParameters (by
+    TLV-TYPE)."""
 
     status: int
     text: str
     numbers: dict[int, int]
+    strings: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def face_id(self) -> int | None:
+        return self.numbers.get(_FACE_ID)
+
+    @property
+    def local_uri(self) -> str | None:
+        return self.strings.get(_LOCAL_URI)
 
     def __str__(self) -> str:
         return f"{self.status} {self.text}"
@@ -72,7 +92,7 @@ def parse_response(content: bytes) -> Response:
     top = tlv.iter_tlvs(content, 0, len(content))
     if len(top) != 1 or top[0][0] != _CONTROL_RESPONSE:
         raise TransportError("the forwarder's answer is not a ControlResponse")
-    status, text, numbers = 0, "", {}
+    status, text, numbers, strings = 0, "", {}, {}
     for typ, vs, ve in tlv.iter_tlvs(content, top[0][1], top[0][2]):
         if typ == _STATUS_CODE:
             status = tlv.read_nni(content[vs:ve])
@@ -82,7 +102,9 @@ def parse_response(content: bytes) -> Response:
             for ptyp, pvs, pve in tlv.iter_tlvs(content, vs, ve):
                 if ptyp in _NUMERIC_PARAMETERS:
                     numbers[ptyp] = tlv.read_nni(content[pvs:pve])
-    return Response(status, text, numbers)
+                elif ptyp in _STRING_PARAMETERS:
+                    strings[ptyp] = bytes(content[pvs:pve]).decode(errors="replace")
+    return Response(status, text, numbers, strings)
 
 
 def _request(face: Face, module: str, verb: str, timeout: float, **params: Any) -> Response:

@@ -15,7 +15,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,10 +178,14 @@ def start(
     extra_env: dict[str, str] | None = None,
     timeout: float = 20.0,
     preexec: Callable[[], None] | None = None,
+    *,
+    command_prefix: Sequence[str] = (),
 ) -> int:
     """Start ndnd in the background on ``sock``; returns its pid. Builds ndnd if needed.
 
     ``preexec`` runs in the child before ndnd starts (``ndnsci up`` ties ndnd's life to its own).
+    ``command_prefix`` runs ndnd through another program that execs it, e.g.
+    ``["ip", "netns", "exec", NS]`` (``ndnsci testbed``: one forwarder per network namespace).
     """
     paths = Paths(sock)
     if len(str(sock)) > 100:
@@ -202,7 +206,7 @@ def start(
     paths.config.write_text(config)
     with open(paths.logfile, "ab") as log:
         proc = subprocess.Popen(
-            [str(ndnd), "fw", "run", str(paths.config)],
+            [*command_prefix, str(ndnd), "fw", "run", str(paths.config)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

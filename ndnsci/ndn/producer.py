@@ -153,7 +153,8 @@ class Producer:
         self.transport = transport
         self.objects: OrderedDict[bytes, _Object] = OrderedDict()
         self.key_name = self.prefix_value + KEY_KEYWORD + tlv.generic(key.key_id) if key else None
-        self.stats = {"interests": 0, "segments": 0, "nacks": 0}
+        # Interests answered, by kind (``ndnsci serve`` prints them on SIGUSR1)
+        self.stats = {"interests": 0, "segments": 0, "metadata": 0, "nacks": 0}
         self.registered: set[tuple[bytes, ...]] = set()
         self.registrations_changed = False
 
@@ -294,6 +295,7 @@ class Producer:
                 raise NotServed("a metadata Interest needs CanBePrefix")
             listing = len(rel) >= 2 and rel[-2] == rdr.LS
             path_comps = rel[:-2] if listing else rel[:-1]
+            self.stats["metadata"] += 1
             return self._metadata(interest.name_value, path_comps, listing)
         if rel and tlv.component_type(rel[-1]) == tlv.VERSION and interest.can_be_prefix:
             # `<versioned name>` with CanBePrefix (python-ndn's segment_fetcher starts so):
@@ -309,6 +311,7 @@ class Producer:
             seg = tlv.component_number(rel[-1])
             if seg > obj.last_segment:
                 raise NotServed(f"segment {seg} past the last one ({obj.last_segment})")
+            self.stats["segments"] += 1
             return tlv.data_digest(interest.name_value, obj.meta, obj.read(seg))
         raise NotServed("not a metadata, listing or segment name")
 

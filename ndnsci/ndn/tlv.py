@@ -269,6 +269,12 @@ class SegmentInterests:
             )
         self._nonce_tag = fresh + b"\x0a\x04"
 
+    def layout(self) -> tuple[tuple[bytes, bytes, bytes, bytes], bytes, bytes]:
+        """The parts :meth:`encode` joins (headers for 1-, 2-, 4- and 8-byte segment numbers,
+        the bytes before the nonce, the lifetime), for the compiled consumer."""
+        heads = self._heads
+        return (heads[1], heads[2], heads[4], heads[8]), self._nonce_tag, self._lifetime
+
     def encode(self, seg: int, nonce: int) -> bytes:
         width = 1 if seg < 0x100 else 2 if seg < 0x10000 else 4 if seg < 0x100000000 else 8
         return (

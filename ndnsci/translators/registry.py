@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from typing import Any
 
 from ndnsci.translators._core import Translation, Translator, failure
@@ -35,6 +34,10 @@ class UnknownSchemeError(KeyError):
 
 @functools.cache
 def _classes() -> dict[str, type[Translator]]:
+    # here, not at the top: importlib.metadata costs ~25 ms that `ndnsci fetch` (which only
+    # splits names) does not need
+    from importlib.metadata import entry_points
+
     found: dict[str, type[Translator]] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep.load())

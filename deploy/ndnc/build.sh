@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Build NDNc (the consumer library, ndncping, ndncft and the XRootD plugin libXrdNdnOss) from
+# the pins in sources.txt with the patches in patches/, into cached prefixes (see
+# deploy/ndn-dpdk/common.sh): the libraries NDNc needs (ndn-cxx, libmemif, cpr, influxdb-cxx;
+# ndn-cxx alone is ~17 minutes on 2 cores) in ndnc-deps-<key>, NDNc itself in ndnc-<key>, so a
+# change to a patch rebuilds NDNc in a few minutes, not ndn-cxx.
+#
+#   deploy/ndnc/build.sh        # prints the NDNc prefix as its last line on stdout
+#
+# Idempotent: complete prefixes are not rebuilt. Step times: PREFIX/share/ndnsci/build-times.txt.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/../ndn-dpdk/common.sh"
+source "$here/../ndn-dpdk/stage.sh"
+
+build_ndn_cxx() {
+    cd "$SRC/ndn-cxx"
+    # the library only, without debug info (-g doubles the time of this template-heavy build)
+    CXXFLAGS="-O2 -DNDEBUG" ./waf configure --prefix="$PREFIX" --libdir="$PREFIX/lib" \
+        --without-tools --without-pch >&2
+    ./waf build -j"$NJOBS" >&2
+    ./waf install >&2
+}
+
+build_libmemif() {
+    cd "$SRC/libmemif"
+    # the packaging part runs `git describe` (no git tree here) and is not needed
+    sed -i '/^# Packaging/,$d' CMakeLists.txt
+    cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" >&2
+    ninja -C build install >&2
+}
+
+build_cpr() {
+    cd "$SRC/cpr"
+    cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+        -DCMAKE_INSTALL_LIBDIR=lib -DCPR_USE_SYSTEM_CURL=ON -DCPR_BUILD_TESTS=OFF >&2
+    ninja -C build install >&2
+}
+
+build_influxdb_cxx() {
+    cd "$SRC/influxdb-cxx"
+    cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+        -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_INSTALL_RPATH="$PREFIX/lib" \
+        -DINFLUXCXX_TESTING=OFF -DINFLUXCXX_SYSTEMTEST=OFF >&2
+    ninja -C build install >&2
+}
+
+build_ndnc() {
+    cd "$SRC/ndnc"
+    local p
+    for p in "$here"/patches/*.patch; do
+        patch -p1 --forward --quiet <"$p" || die "patch $p does not apply"
+    done
+    cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+        -DCMAKE_INSTALL_LIBDIR=lib -DBIN_INSTALL_DIR="$PREFIX/bin" -DCMAKE_PREFIX_PATH="$DEPS" \
+        -DNDN_CXX_INCLUDES="$DEPS/include/ndn-cxx" -DNDN_CXX_LIB="$DEPS/lib/libndn-cxx.so" \
+        -DMEMIF_INCLUDES="$DEPS/include" -DMEMIF_LIB="$DEPS/lib/libmemif.so" \
+        -DCMAKE_INSTALL_RPATH="$PREFIX/lib;$DEPS/lib" >&2
+    ninja -C build -j"$NJOBS" >&2
+    ninja -C build install >&2
+}
+
+# Each key covers the pins and the functions that build them (not all of this script).
+check_cache_root
+KEY_FILES=("$here/../ndn-dpdk/common.sh")
+DEPS="$NATIVE_CACHE/ndnc-deps-$(KEY_EXTRA="$(declare -f build_ndn_cxx build_libmemif build_cpr build_influxdb_cxx)" \
+    cache_key "$here/sources.txt" ndn-cxx libmemif cpr influxdb-cxx)"
+KEY_FILES+=("$here"/patches/*.patch)
+NDNC="$NATIVE_CACHE/ndnc-$(KEY_EXTRA="$DEPS $(declare -f build_ndnc)" cache_key "$here/sources.txt" ndnc)"
+
+if [[ -f "$DEPS/.complete" && -f "$NDNC/.complete" ]]; then
+    publish_prefix ndnc
+    log "NDNc already built in $NDNC"
+    echo "$NDNC"
+    exit 0
+fi
+"$here/install.sh"
+
+export PKG_CONFIG_PATH="$DEPS/lib/pkgconfig"
+stage "$DEPS" "$here/sources.txt" "ndn-cxx libmemif cpr influxdb-cxx" \
+    libmemif:build_libmemif cpr:build_cpr influxdb-cxx:build_influxdb_cxx ndn-cxx:build_ndn_cxx
+stage "$NDNC" "$here/sources.txt" "ndnc" NDNc:build_ndnc
+publish_prefix ndnc
+echo "$NDNC"

@@ -1,0 +1,581 @@
+"""``ndnsci native up|down|status``: the NDN-DPDK plane on this machine.
+
+``up`` reserves hugepages, starts two ``ndndpdk-svc`` instances and wires them:
+
+- the **forwarder** (GraphQL on ``base_port``), the hub;
+- the **fetcher** (``base_port + 1``), a traffic generator whose fetcher reaches the forwarder
+  through a memif face (the forwarder is the memif server, as NDN-DPDK recommends);
+- a **link to NDNd**: a veth pair, one end an AF_PACKET Ethernet port of the forwarder with a
+  UDP face (``udpe``) on it, the other end an IPv4 address where NDNd gets a UDP face towards the
+  forwarder. The forwarder's default route (``/``) points at NDNd, so everything NDNd reaches
+  (``ndnsci serve``, other sites) the native fetcher reaches too; NDNd gets a route to the
+  forwarder for each prefix the NDN-DPDK file server serves, so ``ndnd cat``, the Python plane
+  and the portal's NDNts reach it.
+
+The **file server** (``base_port + 2``) is started by ``ndnsci serve --engine ndn-dpdk``
+(:mod:`ndnsci.native.serve`), which knows the mounts, through :meth:`Plane.start_fileserver`.
+
+Everything ``up`` did is recorded in ``<run>/state.json`` (``$NDNSCI_NATIVE_RUN``, else
+``/run/ndnsci/native``) as it happens, so ``down`` (any process, after any failure) undoes it:
+stops the instances, deletes the veth pair and NDNd's face, gives the hugepages back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ndnsci.errors import NativePlaneError, TransportError
+from ndnsci.native import gql, hugepages, install
+from ndnsci.native.layout import Instance, Layout, memif
+
+log = logging.getLogger(__name__)
+
+VETH_DPDK = "ndnsci-dp0"  # the forwarder's end (an AF_PACKET port)
+VETH_NDND = "ndnsci-nd0"  # NDNd's end (a kernel interface with an address)
+LINK_NET = "10.254.212"  # .1 NDNd's end, .2 the forwarder's UDP face
+NDN_UDP_PORT = 6363
+# Standard frames on the veth: DPDK 24.11's AF_PACKET driver caps frames at 1518 bytes
+# (max_rx_pktlen = RTE_ETHER_MAX_LEN), so each 8 KB Data crosses in 6 NDNLPv2 fragments
+# (NDNd and NDN-DPDK both fragment and reassemble). The UDP payload is at most 1472 bytes.
+LINK_MTU = 1500
+NDND_FACE_MTU = LINK_MTU - 28
+START_SECONDS = 60.0
+STOP_SECONDS = 15.0
+NDNC_SOCKET_DIR = Path("/run/ndn")  # NDNc puts its memif sockets there (mgmt/client.cpp)
+
+
+def run_dir() -> Path:
+    from ndnsci._settings import settings
+
+    return settings().native_run
+
+
+@dataclass
+class State:
+    """What ``up`` made (recorded as it is made; ``down`` undoes whatever is here)."""
+
+    base_port: int = 3030
+    cpus: int = 0
+    pids: dict[str, int] = field(default_factory=dict)
+    hugepages_added: int = 0  # 2 MB pages added to vm.nr_hugepages (given back at down)
+    veth: bool = False
+    ndnd_socket: str | None = None
+    ndnd_face: int | None = None
+    ndnd_routes: list[str] = field(default_factory=list)
+    link_face: str | None = None  # the forwarder's UDP face towards NDNd
+    fetcher_face: str | None = None
+    trafficgen: str | None = None  # the fetcher instance's traffic generator
+    fetcher: str | None = None  # the fetcher's GraphQL id
+    fileserver_face: str | None = None
+    fileserver_prefixes: list[str] = field(default_factory=list)
+    fileserver_fib: list[str] = field(default_factory=list)
+    ready: bool = False  # up finished: until then nobody else may act on the plane
+
+    @property
+    def layout(self) -> Layout:
+        return Layout.for_machine(self.cpus or None, self.base_port)
+
+
+class Plane:
+    """The plane recorded in ``run`` (default :func:`run_dir`)."""
+
+    def __init__(self, run: Path | None = None) -> None:
+        self.run = run or run_dir()
+        self.state_file = self.run / "state.json"
+        self._lock_depth = 0
+        self._lock_fd = -1
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the plane's lock (``<run>/state.lock``, reentrant) for a read-modify-write of
+        the state: ``native up`` and ``ndnsci serve`` restarting its file server run in
+        different processes, and one's save must not undo the other's."""
+        if self._lock_depth == 0:
+            self.run.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = os.open(self.run / "state.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        self._lock_depth += 1
+        try:
+            yield
+        finally:
+            self._lock_depth -= 1
+            if self._lock_depth == 0:
+                os.close(self._lock_fd)  # releases the lock
+                self._lock_fd = -1
+
+    # --- state -------------------------------------------------------------------------------
+
+    def load(self) -> State | None:
+        try:
+            raw = json.loads(self.state_file.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise NativePlaneError(f"unreadable plane state {self.state_file}: {exc}") from exc
+        known = {f.name for f in fields(State)}
+        return State(**{k: v for k, v in raw.items() if k in known})
+
+    def _save(self, state: State) -> None:
+        self.run.mkdir(parents=True, exist_ok=True)
+        temporary = self.state_file.with_suffix(".tmp")
+        temporary.write_text(json.dumps(asdict(state), indent=1))
+        os.replace(temporary, self.state_file)
+
+    def is_up(self) -> bool:
+        state = self.load()
+        if state is None or not state.ready or not _alive(state.pids.get("forwarder")):
+            return False
+        try:
+            with gql.Client(state.layout.forwarder.url, timeout=2) as fw:
+                fw.version()
+        except NativePlaneError:
+            return False
+        return True
+
+    # --- up ----------------------------------------------------------------------------------
+
+    def up(
+        self,
+        ndnd_socket: Path | None,
+        layout: Layout | None = None,
+        preexec: Callable[[], None] | None = None,
+    ) -> State:
+        """Start the forwarder and the fetcher and link the forwarder to NDNd (``ndnd_socket``;
+        None: no link). On any failure everything done so far is undone.
+
+        Raises:
+            NativePlaneError: not built, already up, hugepages not available, an instance
+                did not start or refused its configuration (the message quotes its log).
+        """
+        build = install.require_ndn_dpdk()
+        with self._exclusive():
+            if self.load() is not None:
+                if self.is_up():
+                    raise NativePlaneError(f"the native plane is already up ({self.state_file})")
+                self.down()  # what a crashed plane left behind
+            layout = layout or Layout.for_machine()
+            state = State(base_port=layout.forwarder.port, cpus=layout.cpus)
+            self._save(state)
+            try:
+                fw = self._start(build, layout.forwarder, state, preexec)
+                fw.activate("forwarder", layout.forwarder_args())
+                if ndnd_socket is not None:
+                    self._link(fw, ndnd_socket, state)
+                self._start_fetcher(build, layout, fw, state, preexec)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self.down()
+                raise
+            state.ready = True
+            self._save(state)
+        return state
+
+    def _start(
+        self,
+        build: install.Build,
+        instance: Instance,
+        state: State,
+        preexec: Callable[[], None] | None,
+    ) -> gql.Client:
+        """Reserve its hugepages, start one ndndpdk-svc, wait until its GraphQL server answers.
+
+        The pages are made free just before the instance starts and it claims them at once
+        (``preallocateMem``): free hugepages do not stay free for long on a machine where
+        PostgreSQL runs (it maps what it finds)."""
+        self.run.mkdir(parents=True, exist_ok=True)
+        reservation = hugepages.reserve(instance.hugepages)
+        state.hugepages_added += reservation.added
+        self._save(state)
+        logfile = self.run / f"{instance.role}.log"
+        with open(logfile, "ab") as out:
+            proc = subprocess.Popen(
+                [str(build.bin("ndndpdk-svc")), "--gqlserver", instance.url],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=preexec,  # noqa: PLW1509 (one prctl call: die with the caller)
+            )
+        state.pids[instance.role] = proc.pid
+        self._save(state)
+        client = gql.Client(instance.url)
+        try:
+            client.wait_ready(START_SECONDS, alive=lambda: proc.poll() is None)
+        except NativePlaneError as exc:
+            raise NativePlaneError(
+                f"ndndpdk-svc ({instance.role}) did not start: {exc}\n{tail(logfile)}"
+            ) from exc
+        return _Activating(client, instance.role, logfile)
+
+    def _start_fetcher(
+        self,
+        build: install.Build,
+        layout: Layout,
+        fw: gql.Client,
+        state: State,
+        preexec: Callable[[], None] | None,
+    ) -> None:
+        sock = str(self.run / "fetcher.sock")
+        state.fetcher_face = fw.create_face(memif(sock, "server")).id
+        self._save(state)
+        fetcher = self._start(build, layout.fetcher, state, preexec)
+        fetcher.activate("trafficgen", layout.fetcher_args())
+        state.trafficgen, state.fetcher = fetcher.start_fetcher(
+            memif(sock, "client"), layout.fetcher_config()
+        )
+        self._save(state)
+
+    def _link(self, fw: gql.Client, ndnd_socket: Path, state: State) -> None:
+        """The veth pair, the forwarder's UDP face on it, NDNd's face back, the default route."""
+        from ndnsci.ndn import control
+        from ndnsci.ndn.transport import Face
+
+        _ip("link", "del", VETH_DPDK, check=False)  # a leftover of a killed plane
+        _ip("link", "add", VETH_DPDK, "type", "veth", "peer", "name", VETH_NDND)
+        state.veth = True
+        self._save(state)
+        for dev in (VETH_DPDK, VETH_NDND):
+            _sysctl(f"net.ipv6.conf.{dev}.disable_ipv6", "1")  # no router solicitations
+            _ip("link", "set", dev, "mtu", str(LINK_MTU), "up")
+        _ip("addr", "add", f"{LINK_NET}.1/30", "dev", VETH_NDND)
+        port = fw.create_eth_port("AF_PACKET", VETH_DPDK, LINK_MTU)
+        # the forwarder answers no ARP: NDNd's end learns its address statically
+        _ip("neigh", "replace", f"{LINK_NET}.2", "lladdr", port.mac, "dev", VETH_NDND)
+        ndnd_mac = Path(f"/sys/class/net/{VETH_NDND}/address").read_text().strip()
+        state.ndnd_socket = str(ndnd_socket)
+        try:
+            with Face(f"unix://{ndnd_socket}") as face:
+                created = control.command(
+                    face,
+                    "faces",
+                    "create",
+                    accept=(409,),
+                    uri=f"udp4://{LINK_NET}.2:{NDN_UDP_PORT}".encode(),
+                    mtu=NDND_FACE_MTU,
+                )
+        except TransportError as exc:
+            raise NativePlaneError(f"NDNd at {ndnd_socket} refused a face: {exc}") from exc
+        if created.face_id is None:
+            raise NativePlaneError(f"NDNd at {ndnd_socket} created a face without saying its id")
+        state.ndnd_face = created.face_id
+        self._save(state)
+        ndnd_port = _udp_port(created.local_uri, ndnd_socket)
+        state.link_face = fw.create_face(
+            {
+                "scheme": "udpe",
+                "port": port.id,
+                "local": port.mac,
+                "remote": ndnd_mac,
+                "localIP": f"{LINK_NET}.2",
+                "remoteIP": f"{LINK_NET}.1",
+                "localUDP": NDN_UDP_PORT,
+                "remoteUDP": ndnd_port,
+                "mtu": NDND_FACE_MTU,  # the NDN packet inside IPv4 + UDP
+            }
+        ).id
+        self._save(state)
+        fw.insert_fib("/", [state.link_face])
+
+    # --- the file server (ndnsci serve --engine ndn-dpdk) -------------------------------------
+
+    def start_fileserver(
+        self, mounts: list[dict[str, str]], preexec: Callable[[], None] | None = None
+    ) -> None:
+        """Start the file server with ``mounts`` (NDN-DPDK mount entries), route its prefixes
+        to it on the forwarder and on NDNd. Replaces a file server that runs already."""
+        with self._exclusive():
+            self._start_fileserver(mounts, preexec)
+
+    def _start_fileserver(
+        self, mounts: list[dict[str, str]], preexec: Callable[[], None] | None
+    ) -> None:
+        self._require_up()
+        self.stop_fileserver()
+        state = self._require_up()
+        build = install.require_ndn_dpdk()
+        layout = state.layout
+        sock = str(self.run / "fileserver.sock")
+        with gql.Client(layout.forwarder.url) as fw:
+            state.fileserver_face = fw.create_face(memif(sock, "server")).id
+            state.fileserver_prefixes = [m["prefix"] for m in mounts]
+            self._save(state)
+            server = self._start(build, layout.fileserver, state, preexec)
+            server.activate("fileserver", layout.fileserver_args(memif(sock, "client"), mounts))
+            for prefix in state.fileserver_prefixes:
+                state.fileserver_fib.append(fw.insert_fib(prefix, [state.fileserver_face]))
+                self._save(state)
+        self._route_ndnd(state, state.fileserver_prefixes)
+
+    def _route_ndnd(self, state: State, prefixes: list[str]) -> None:
+        if state.ndnd_socket is None or state.ndnd_face is None:
+            return
+        from ndnsci.ndn import control
+        from ndnsci.ndn import name as ndnname
+        from ndnsci.ndn.transport import Face
+
+        with Face(f"unix://{state.ndnd_socket}") as face:
+            for prefix in prefixes:
+                control.command(
+                    face,
+                    "rib",
+                    "register",
+                    name=ndnname.from_uri(prefix),
+                    face_id=state.ndnd_face,
+                    origin=control.ORIGIN_STATIC,
+                    cost=0,
+                )
+                state.ndnd_routes.append(prefix)
+                self._save(state)
+
+    def _unroute_ndnd(self, state: State) -> None:
+        if state.ndnd_socket is None or state.ndnd_face is None or not state.ndnd_routes:
+            return
+        from ndnsci.ndn import control
+        from ndnsci.ndn import name as ndnname
+        from ndnsci.ndn.transport import Face
+
+        with contextlib.suppress(TransportError), Face(f"unix://{state.ndnd_socket}") as face:
+            for prefix in list(state.ndnd_routes):
+                control.command(
+                    face,
+                    "rib",
+                    "unregister",
+                    accept=(404,),
+                    name=ndnname.from_uri(prefix),
+                    face_id=state.ndnd_face,
+                    origin=control.ORIGIN_STATIC,
+                )
+                state.ndnd_routes.remove(prefix)
+        self._save(state)
+
+    def fileserver_running(self) -> bool:
+        state = self.load()
+        return state is not None and _alive(state.pids.get("fileserver"))
+
+    def stop_fileserver(self) -> bool:
+        """Stop the file server and remove its routes; False when none was running."""
+        with self._exclusive():
+            return self._stop_fileserver()
+
+    def _stop_fileserver(self) -> bool:
+        state = self.load()
+        if state is None or "fileserver" not in state.pids:
+            return False
+        self._unroute_ndnd(state)
+        with (
+            contextlib.suppress(NativePlaneError),
+            gql.Client(state.layout.forwarder.url, timeout=5) as fw,
+        ):
+            for entry in state.fileserver_fib:
+                fw.delete(entry)
+            if state.fileserver_face:
+                fw.delete(state.fileserver_face)
+        _stop(state.layout.fileserver, state.pids.pop("fileserver"))
+        state.fileserver_face, state.fileserver_prefixes, state.fileserver_fib = None, [], []
+        self._save(state)
+        return True
+
+    def _require_up(self) -> State:
+        state = self.load()
+        if state is None or not self.is_up():
+            raise NativePlaneError("the native plane is not up: run `ndnsci native up` first")
+        return state
+
+    # --- down --------------------------------------------------------------------------------
+
+    def down(self) -> list[str]:
+        """Undo everything the state records; what could not be undone (empty: all)."""
+        with self._exclusive():
+            return self._down()
+
+    def _down(self) -> list[str]:
+        state = self.load()
+        if state is None:
+            return []
+        problems: list[str] = []
+        layout = state.layout
+        with _collect(problems, "NDNd routes"):
+            self._unroute_ndnd(state)
+        with _collect(problems, "NDNd face"):
+            _destroy_ndnd_face(state)
+        if state.trafficgen and _alive(state.pids.get("fetcher")):
+            with contextlib.suppress(NativePlaneError), gql.Client(layout.fetcher.url, 5) as tg:
+                tg.delete(state.trafficgen)
+        for instance in (layout.fileserver, layout.fetcher, layout.forwarder):
+            pid = state.pids.get(instance.role)
+            if pid is not None:
+                with _collect(problems, instance.role):
+                    _stop(instance, pid)
+                state.pids.pop(instance.role, None)
+                self._save(state)
+        if state.veth:
+            with _collect(problems, "veth"):
+                _ip("link", "del", VETH_DPDK, check=False)
+        if state.hugepages_added:
+            with _collect(problems, "hugepages"):
+                hugepages.release(hugepages.Reservation(state.hugepages_added, 0))
+                state.hugepages_added = 0
+                self._save(state)
+        for leftover in ("fetcher.sock", "fileserver.sock"):
+            with contextlib.suppress(OSError):
+                (self.run / leftover).unlink()
+        if not problems:
+            self.state_file.unlink(missing_ok=True)
+        return problems
+
+    # --- status ------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """What runs, with the forwarder's faces, FIB and lcores (for ``native status``)."""
+        state = self.load()
+        if state is None:
+            return {"up": False}
+        layout = state.layout
+        out: dict[str, Any] = {
+            "up": self.is_up(),
+            "run": str(self.run),
+            "instances": {
+                role: {"pid": pid, "alive": _alive(pid), "graphql": _instance(layout, role).url}
+                for role, pid in state.pids.items()
+            },
+            "hugepages": sum(_instance(layout, role).hugepages for role in state.pids),
+            "ndnd": {
+                "socket": state.ndnd_socket,
+                "face": state.ndnd_face,
+                "routes": state.ndnd_routes,
+            },
+            "fileserver_prefixes": state.fileserver_prefixes,
+        }
+        if out["up"]:
+            with gql.Client(layout.forwarder.url, timeout=5) as fw:
+                out["forwarder"] = {
+                    "version": fw.version(),
+                    "workers": fw.workers(),
+                    "faces": fw.faces(),
+                    "fib": fw.fib(),
+                }
+        return out
+
+
+class _Activating(gql.Client):
+    """A client whose ``activate`` quotes the instance's log when NDN-DPDK refuses."""
+
+    def __init__(self, client: gql.Client, role: str, logfile: Path) -> None:
+        super().__init__(client.url)
+        client.close()
+        self.role = role
+        self.logfile = logfile
+
+    def activate(self, role: str, args: dict[str, Any]) -> None:
+        try:
+            super().activate(role, args)
+        except NativePlaneError as exc:
+            text = tail(self.logfile)
+            hint = ""
+            if "Cannot allocate memory" in text or "mempool" in text:
+                hint = (
+                    "\nhugepages: NDN-DPDK could not allocate its memory; are enough 2 MB "
+                    "hugepages free (grep Huge /proc/meminfo)?"
+                )
+            raise NativePlaneError(
+                f"activating the {self.role} failed: {exc}{hint}\n{text}"
+            ) from exc
+
+
+def _instance(layout: Layout, role: str) -> Instance:
+    return {i.role: i for i in layout.instances}[role]
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return ""
+    return "\n".join(f"  | {line}" for line in text)
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return b"ndndpdk-svc" in cmdline and stat.split(")")[-1].split()[0] != "Z"
+
+
+def _stop(instance: Instance, pid: int) -> None:
+    """Ask the instance to shut down; SIGTERM, then SIGKILL, if it does not."""
+    if not _alive(pid):
+        return
+    with contextlib.suppress(NativePlaneError), gql.Client(instance.url, timeout=3) as client:
+        client.shutdown()
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None and _alive(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + STOP_SECONDS / 3
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not _alive(pid):
+            break
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
+    if _alive(pid):
+        raise NativePlaneError(f"ndndpdk-svc ({instance.role}, pid {pid}) does not stop")
+
+
+def _destroy_ndnd_face(state: State) -> None:
+    if state.ndnd_socket is None or state.ndnd_face is None:
+        return
+    from ndnsci.ndn import control
+    from ndnsci.ndn.transport import Face
+
+    with contextlib.suppress(TransportError), Face(f"unix://{state.ndnd_socket}") as face:
+        control.command(face, "faces", "destroy", accept=(404,), face_id=state.ndnd_face)
+    state.ndnd_face = None
+
+
+def _udp_port(local_uri: Any, ndnd_socket: Path) -> int:
+    """NDNd's UDP port: from the new face's LocalUri, else from its rendered config."""
+    if isinstance(local_uri, bytes | str):
+        text = local_uri.decode() if isinstance(local_uri, bytes) else local_uri
+        port = text.rsplit(":", 1)[-1]
+        if port.isdigit():
+            return int(port)
+    with contextlib.suppress(OSError):
+        for line in (ndnd_socket.parent / "ndnd.yml").read_text().splitlines():
+            if line.strip().startswith("port_unicast:") and "udp" not in line:
+                return int(line.split(":")[1].split("#")[0])
+    raise NativePlaneError(f"cannot tell NDNd's UDP port ({ndnd_socket})")
+
+
+def _ip(*args: str, check: bool = True) -> None:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        raise NativePlaneError(f"ip {' '.join(args)}: {done.stderr.strip()}")
+
+
+def _sysctl(key: str, value: str) -> None:
+    with contextlib.suppress(OSError):
+        Path("/proc/sys", *key.split(".")).write_text(value)
+
+
+@contextlib.contextmanager
+def _collect(problems: list[str], what: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:  # down goes on: every step is tried
+        problems.append(f"{what}: {exc}")

@@ -1,0 +1,193 @@
+"""Faults of the native plane: a file server killed mid-transfer, a forwarder that restarts,
+hugepage memory that is not enough. Every case ends with a clear error or a verified file, and
+the plane (processes, hugepages, veth) is cleaned up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from native_support import PlaneFixture, hugepages_total
+from support import Forwarder
+from test_native_plane import FileServer, random_file, receive, sha256, unique
+
+from ndnsci._stack import die_with_parent
+from ndnsci.errors import FetchTimeout, NativePlaneError, TransportError
+from ndnsci.native import fetcher
+from ndnsci.native.fetcher import NdnDpdkTransport
+from ndnsci.native.plane import Plane, _alive
+
+
+def wait_for(condition: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def plane(native_ready: object, native_run: Path, fw: Forwarder) -> Iterator[PlaneFixture]:
+    """A plane of the test's own (the tests below kill parts of it)."""
+    started = PlaneFixture(native_run, fw)
+    try:
+        yield started.up()
+    finally:
+        started.down()
+
+
+class Background:
+    """A receive() in a thread, with its progress and outcome."""
+
+    def __init__(self, transport: NdnDpdkTransport, name: str, part: Path, **options: object):
+        self.done = 0
+        self.error: BaseException | None = None
+        self.result: object = None
+        self.thread = threading.Thread(
+            target=self._run, args=(transport, name, part, options), daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, transport: NdnDpdkTransport, name: str, part: Path, options: dict) -> None:
+        def progress(done: int, total: int) -> None:
+            self.done = done
+
+        try:
+            self.result = receive(transport, name, part, progress=progress, **options)
+        except BaseException as exc:
+            self.error = exc
+
+    def join(self, timeout: float) -> None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the fetch did not end"
+
+
+def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_completes(
+    plane: PlaneFixture, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    original = random_file(root / "big.bin", 200_000_000)
+    prefix = unique("/test/kill")
+    part = tmp_path / "big.part"
+    with FileServer(root, prefix):
+        first_pid = plane.plane.load().pids["fileserver"]  # type: ignore[union-attr]
+        fetch = Background(NdnDpdkTransport(plane.plane), f"{prefix}/big.bin", part)
+        wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive")
+        os.kill(first_pid, signal.SIGKILL)
+        at_kill = fetch.done
+        # ndnsci serve notices and starts the file server again; the fetcher retransmits
+        wait_for(
+            lambda: plane.plane.load().pids.get("fileserver") not in (None, first_pid),  # type: ignore[union-attr]
+            60,
+            "ndnsci serve to start the file server again",
+        )
+        fetch.join(600)
+        assert fetch.error is None, fetch.error
+    assert at_kill < 150_000_000, "the kill came too late to matter"
+    assert sha256(part) == sha256(original)
+
+
+def test_producer_gone_mid_transfer_times_out_then_resumes_by_range(
+    plane: PlaneFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fetcher, "RANGE_SEGMENTS", 512)  # 4 MB ranges: the unit of resume
+    root = tmp_path / "root"
+    original = random_file(root / "big.bin", 40_000_000)
+    prefix = unique("/test/gone")
+    name = f"{prefix}/big.bin"
+    part = tmp_path / "big.part"
+    transport = NdnDpdkTransport(plane.plane)
+    server = FileServer(root, prefix).__enter__()
+    try:
+        fetch = Background(transport, name, part, stall_seconds=4.0)
+        wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive")
+        server.serve.kill()  # ndnsci serve, and with it (PR_SET_PDEATHSIG) its file server
+        fetch.join(240)
+        assert isinstance(fetch.error, FetchTimeout), fetch.error
+        assert "no Data for" in str(fetch.error)
+        state = Path(str(part) + ".state")
+        assert state.exists(), "the finished ranges are recorded"
+    finally:
+        server.__exit__()
+    wait_for(lambda: not plane.plane.fileserver_running(), 30, "the file server to stop")
+    with FileServer(root, prefix):
+        got = receive(transport, name, part, resume=True)
+    assert got.resumed_segments >= 512  # the ranges that had arrived were not fetched again
+    assert sha256(part) == sha256(original)
+    assert not state.exists()
+
+
+def test_forwarder_restart(
+    plane: PlaneFixture, native_run: Path, fw: Forwarder, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    original = random_file(root / "f.bin", 3_000_000)
+    prefix = unique("/test/restart")
+    with FileServer(root, prefix) as server:
+        transport = NdnDpdkTransport(plane.plane)
+        receive(transport, f"{prefix}/f.bin", tmp_path / "a.part")
+        forwarder_pid = plane.plane.load().pids["forwarder"]  # type: ignore[union-attr]
+        os.kill(forwarder_pid, signal.SIGKILL)
+        wait_for(lambda: not _alive(forwarder_pid), 30, "the forwarder to die")
+        with pytest.raises(TransportError, match="not up"):
+            transport.check(fetcher.FetchOptions())
+        # up again: what the dead plane left is cleaned first, then all starts anew
+        Plane(native_run).up(fw.sock, plane.layout, preexec=die_with_parent)
+
+        def serving() -> bool:  # its routes are made last, once it is activated
+            state = plane.plane.load()
+            return state is not None and state.ndnd_routes == [prefix]
+
+        try:
+            wait_for(serving, 120, "ndnsci serve to start its file server again")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; ndnsci serve said:\n{''.join(server.serve.log)}") from exc
+        got = receive(transport, f"{prefix}/f.bin", tmp_path / "b.part")
+    assert sha256(tmp_path / "b.part") == sha256(original)
+    assert got.size == original.stat().st_size
+
+
+def test_too_little_hugepage_memory_is_a_clear_error_and_leaves_nothing(
+    native_ready: object, native_run: Path, fw: Forwarder
+) -> None:
+    small = PlaneFixture(native_run, fw)
+    # 24 MB: far less than the forwarder's 16k packet buffers of 9 KB need
+    small.layout = replace(small.layout, forwarder=replace(small.layout.forwarder, memory_mb=24))
+    with pytest.raises(NativePlaneError) as caught:
+        small.up()
+    message = str(caught.value)
+    assert "activating the forwarder failed" in message
+    assert "hugepages: NDN-DPDK could not allocate its memory" in message
+    small.down()  # asserts: no process left, hugepages given back, no veth pair
+    assert hugepages_total() == small.hugepages_before
+
+
+def test_a_file_changed_while_served_is_never_mixed_and_fetched_anew(
+    plane: PlaneFixture, tmp_path: Path
+) -> None:
+    # NDN-DPDK's file server names a file by its mtime (the version) and drops Interests for
+    # another version once it has seen the change (stat cached 1 s): the fetch of the old
+    # version stops, and the next one starts over on the new version, never mixing the two.
+    root = tmp_path / "root"
+    path = random_file(root / "moving.bin", 400_000_000)
+    prefix = unique("/test/changed")
+    name = f"{prefix}/moving.bin"
+    part = tmp_path / "moving.part"
+    transport = NdnDpdkTransport(plane.plane)
+    with FileServer(root, prefix):
+        fetch = Background(transport, name, part, stall_seconds=4.0)
+        wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive")
+        with open(path, "r+b") as f:  # rewritten in place, as an appending writer would
+            f.write(os.urandom(1_000_000))
+        os.utime(path, ns=(time.time_ns(), time.time_ns()))
+        fetch.join(240)
+        assert isinstance(fetch.error, FetchTimeout), fetch.error
+        got = receive(transport, name, part, resume=True)
+    assert got.resumed_segments == 0  # the ranges of the old version were not kept
+    assert sha256(part) == sha256(path)
