@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# npm ci writes this file last; it is newer than package-lock.json once node_modules is complete
+# npm writes this file last; it is newer than package-lock.json once node_modules is complete
 WEBUI_STAMP := webui/node_modules/.package-lock.json
 
 .PHONY: setup system native native-if-capable portal test screenshots demo demo-check lint typecheck layers bench testbed clean
@@ -44,8 +44,13 @@ native-if-capable: $(STAMP)
 	    $(BIN)/ndnsci native check >&2; exit 1; \
 	else echo "not building the native plane: this machine cannot run it (ndnsci native check)" >&2; fi
 
-$(WEBUI_STAMP): webui/package-lock.json
-	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+# `npm install --no-save` installs exactly the lock file's versions, as `npm ci` would; `npm ci`
+# refuses this lock because the registry serves linux builds only of unrs-resolver's optional
+# per-platform packages (the others are missing from the lock, which `npm ci` takes as out of
+# sync). The stamp is touched: npm leaves it alone when nothing changed.
+$(WEBUI_STAMP): webui/package-lock.json webui/package.json
+	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-save --no-audit --no-fund --loglevel=error
+	@touch $@
 
 # Re-install only when the packaging metadata or the C extension changed; the install is
 # editable (the extension is compiled into ndnsci/ndn/ by it).

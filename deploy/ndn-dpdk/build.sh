@@ -115,7 +115,7 @@ NDNDPDK="$NATIVE_CACHE/ndn-dpdk-$(KEY_EXTRA="$DEPS ${PROGRAMS[*]} $(declare -f u
     cache_key "$here/sources.txt" ndn-dpdk)"
 
 if [[ -f "$DEPS/.complete" && -f "$NDNDPDK/.complete" ]]; then
-    publish_prefix ndn-dpdk
+    PREFIX="$NDNDPDK" publish_prefix ndn-dpdk
     log "NDN-DPDK already built in $NDNDPDK"
     echo "$NDNDPDK"
     exit 0
@@ -124,5 +124,5 @@ fi
 stage "$DEPS" "$here/sources.txt" "dpdk ubpf liburing spdk" \
     DPDK:build_dpdk uBPF:build_ubpf liburing:build_liburing SPDK:build_spdk
 stage "$NDNDPDK" "$here/sources.txt" "ndn-dpdk" NDN-DPDK:build_ndn_dpdk
-publish_prefix ndn-dpdk
+PREFIX="$NDNDPDK" publish_prefix ndn-dpdk
 echo "$NDNDPDK"

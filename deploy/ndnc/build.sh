@@ -69,7 +69,7 @@ KEY_FILES+=("$here"/patches/*.patch)
 NDNC="$NATIVE_CACHE/ndnc-$(KEY_EXTRA="$DEPS $(declare -f build_ndnc)" cache_key "$here/sources.txt" ndnc)"
 
 if [[ -f "$DEPS/.complete" && -f "$NDNC/.complete" ]]; then
-    publish_prefix ndnc
+    PREFIX="$NDNC" publish_prefix ndnc
     log "NDNc already built in $NDNC"
     echo "$NDNC"
     exit 0
@@ -80,5 +80,5 @@ export PKG_CONFIG_PATH="$DEPS/lib/pkgconfig"
 stage "$DEPS" "$here/sources.txt" "ndn-cxx libmemif cpr influxdb-cxx" \
     libmemif:build_libmemif cpr:build_cpr influxdb-cxx:build_influxdb_cxx ndn-cxx:build_ndn_cxx
 stage "$NDNC" "$here/sources.txt" "ndnc" NDNc:build_ndnc
-publish_prefix ndnc
+PREFIX="$NDNC" publish_prefix ndnc
 echo "$NDNC"
