@@ -12,6 +12,11 @@ facet filters with values drawn from the published distribution, or one free-tex
 with the facet counts; the landing page (no filter) and a name prefix are timed apart.
 Autocomplete: a random name cut at a random depth.
 
+The same records are then published over HTTP, as ``ndnsci publish --records FILE --catalog
+URL`` publishes them (a real ``ndnsci catalog serve`` on a fresh database, the client in its own
+process): records/s beside the ``--db`` figure of the same run (their ratio), and the peak
+resident memory of the client, the server and the server's preparing process (VmHWM), summed.
+
 The catalog is served by a real server process (``ndnsci catalog serve``, uvicorn) queried
 over HTTP; its resident memory is read from /proc after the queries. Prints one figure per line
 (``<backend> n=<N> <figure>: <value> <unit>``), then the growth of each figure between the
@@ -47,6 +52,13 @@ from ndnsci.catalog.database import make_engine, make_sessionmaker  # noqa: E402
 from ndnsci.catalog.facetindex import FacetIndex, engine_source  # noqa: E402
 from ndnsci.catalog.migrate import upgrade  # noqa: E402
 from ndnsci.cli.publish import PREPARE_PROCESSES, RECORDS_BATCH  # noqa: E402
+
+NDNSCI = Path(sys.executable).with_name("ndnsci")
+#: runs a command and prints its peak resident memory (KiB): a parent with no other child
+PEAK_OF_CHILD = (
+    "import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)"
+)
 
 CORPORA = ROOT / "tests" / "data" / "corpora"
 KEYS = ["product", "institute", "model", "experiment", "frequency", "realm", "table",
@@ -109,12 +121,17 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
-def load(url: str, recs: list[dict[str, Any]], tmp: Path) -> tuple[float, float]:
-    """Publish ``recs`` as ``ndnsci publish --records FILE`` does (JSON lines read from a file,
-    prepared in a second process, RECORDS_BATCH per transaction): records/s (wall, CPU)."""
+def write_lines(recs: list[dict[str, Any]], tmp: Path) -> Path:
     lines = tmp / "records.jsonl"
     with lines.open("w") as f:
         f.writelines(json.dumps(r) + "\n" for r in recs)
+    return lines
+
+
+def load(url: str, recs: list[dict[str, Any]], tmp: Path) -> tuple[float, float]:
+    """Publish ``recs`` as ``ndnsci publish --records FILE`` does (JSON lines read from a file,
+    prepared in a second process, RECORDS_BATCH per transaction): records/s (wall, CPU)."""
+    lines = write_lines(recs, tmp)
     engine = make_engine(url)
     sessions = make_sessionmaker(engine)
     started, cpu = time.perf_counter(), _cpu()
@@ -127,6 +144,48 @@ def load(url: str, recs: list[dict[str, Any]], tmp: Path) -> tuple[float, float]
         conn.commit()
     engine.dispose()
     return len(recs) / elapsed, len(recs) / cpu
+
+
+def http_publish(url: str, recs: list[dict[str, Any]], tmp: Path) -> dict[str, float]:
+    """``ndnsci publish --records FILE --catalog URL`` into a fresh database behind a real
+    server: records/s, and the peak resident memory (MB) of the client, the server and its
+    preparing processes."""
+    upgrade(url)
+    token = subprocess.run(
+        [str(NDNSCI), "catalog", "token", "create", "bench", "--db", url],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    lines = write_lines(recs, tmp)
+    server = Server(url)
+    try:
+        server.wait()
+        started = time.perf_counter()
+        client = subprocess.run(
+            [sys.executable, "-c", PEAK_OF_CHILD, str(NDNSCI), "publish", "--records",
+             str(lines), "--catalog", server.root, "--token", token],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        elapsed = time.perf_counter() - started
+        if client.returncode != 0:
+            raise RuntimeError(f"the HTTP publish failed: {client.stderr}")
+        client_mb = int(client.stdout) / 1024
+        server_mb = server.peak_mb()
+        workers_mb = sum(_peak_mb(pid) for pid in server.children())
+    finally:
+        server.stop()
+        lines.unlink()
+    return {
+        "records/s": len(recs) / elapsed,
+        "client MB": client_mb,
+        "server MB": server_mb,
+        "workers MB": workers_mb,
+    }
+
+
+def _peak_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    line = next(x for x in status.splitlines() if x.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
 
 
 def index_load_seconds(url: str) -> float:
@@ -189,7 +248,8 @@ class Server:
              "--port", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
         )  # fmt: skip
-        self.base = f"http://127.0.0.1:{self.port}/api/v1"
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.base = self.root + "/api/v1"
 
     def wait(self) -> float:
         """Seconds until the server answers (it loads the facet index first)."""
@@ -208,6 +268,15 @@ class Server:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
         line = next(x for x in status.splitlines() if x.startswith("VmRSS:"))
         return int(line.split()[1]) / 1024
+
+    def peak_mb(self) -> float:
+        return _peak_mb(self.process.pid)
+
+    def children(self) -> list[int]:
+        """The server's child processes (its publish preparing process)."""
+        tasks = Path(f"/proc/{self.process.pid}/task")
+        return [int(pid) for task in tasks.iterdir()
+                for pid in (task / "children").read_text().split()]  # fmt: skip
 
     def stop(self) -> None:
         self.process.terminate()
@@ -234,17 +303,28 @@ def measure(url: str, recs: list[dict[str, Any]], rng: random.Random) -> dict[st
     return figures
 
 
-def database(backend: str, n: int, tmp: Path, pg: Any) -> str:
+def database(backend: str, n: int, tmp: Path, pg: Any, suffix: str = "") -> str:
     if backend == "sqlite":
-        return f"sqlite:///{tmp / f'bench{n}.db'}"
-    return str(pg.create_database(f"bench{n}"))
+        return f"sqlite:///{tmp / f'bench{n}{suffix}.db'}"
+    return str(pg.create_database(f"bench{n}{suffix}"))
 
 
-def run(backend: str, n: int, recs: list[dict[str, Any]], url: str, tmp: Path) -> dict[str, float]:
+def run(
+    backend: str, n: int, recs: list[dict[str, Any]], url: str, http_url: str, tmp: Path
+) -> dict[str, float]:
     upgrade(url)
     wall, cpu = load(url, recs, tmp)
     figures = {"publish records/s": wall, "publish records/CPU-s": cpu}
     print(f"{backend} n={n} publish: {wall:,.0f} records/s ({cpu:,.0f}/CPU-s)", flush=True)
+    http = http_publish(http_url, recs, tmp)
+    figures["HTTP publish records/s"] = http["records/s"]
+    memory = http["client MB"] + http["server MB"] + http["workers MB"]
+    figures["HTTP publish memory MB"] = memory
+    print(f"{backend} n={n} publish over HTTP: {http['records/s']:,.0f} records/s "
+          f"(x{http['records/s'] / wall:.2f} of --db)", flush=True)  # fmt: skip
+    print(f"{backend} n={n} publish over HTTP, peak memory: {memory:,.0f} MB (client "
+          f"{http['client MB']:,.0f} + server {http['server MB']:,.0f} + preparing "
+          f"{http['workers MB']:,.0f})", flush=True)  # fmt: skip
     figures["index load s"] = index_load_seconds(url)
     print(f"{backend} n={n} index load: {figures['index load s']:.2f} s", flush=True)
     for label, value in measure(url, recs, random.Random(1)).items():
@@ -286,7 +366,8 @@ def main() -> None:
                 recs = records(n, random.Random(n))
                 for backend in args.backends:
                     url = database(backend, n, Path(tmp), pg)
-                    results[(backend, n)] = run(backend, n, recs, url, Path(tmp))
+                    http_url = database(backend, n, Path(tmp), pg, "http")
+                    results[(backend, n)] = run(backend, n, recs, url, http_url, Path(tmp))
                 del recs
         growth(results)
     finally:

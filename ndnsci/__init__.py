@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         AsyncCatalog,
         AsyncSearchResults,
         Catalog,
+        Changes,
         File,
         FileRecord,
         Node,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ndnsci._fetch import adownload, afetch, download, fetch
     from ndnsci._manifest import ManifestEntry, read_manifest
     from ndnsci._progress import LineProgress, NoProgress, Progress, RichProgress
+    from ndnsci._publish import PublishBatch, PublishReport
     from ndnsci._report import FetchReport, Interrupted, Outcome
     from ndnsci._sample import make_sample
     from ndnsci._stack import LocalStack
@@ -47,11 +49,14 @@ if TYPE_CHECKING:
 
 # The SDK's modules load on first use: `ndnsci --help` and `import ndnsci` stay fast.
 _LAZY = {
-    "._client": "AsyncCatalog AsyncSearchResults Catalog File FileRecord Node Query SearchResults",
+    "._client": (
+        "AsyncCatalog AsyncSearchResults Catalog Changes File FileRecord Node Query SearchResults"
+    ),
     "._dataset": "data_dir open_dataset open_mfdataset",
     "._fetch": "adownload afetch download fetch",
     "._manifest": "ManifestEntry read_manifest",
     "._progress": "LineProgress NoProgress Progress RichProgress",
+    "._publish": "PublishBatch PublishReport",
     "._report": "FetchReport Interrupted Outcome",
     "._sample": "make_sample",
     "._stack": "LocalStack",
@@ -81,6 +86,7 @@ __all__ = [
     "AsyncCatalog",
     "AsyncSearchResults",
     "Catalog",
+    "Changes",
     "FetchReport",
     "File",
     "FileRecord",
@@ -92,6 +98,8 @@ __all__ = [
     "Node",
     "Outcome",
     "Progress",
+    "PublishBatch",
+    "PublishReport",
     "Query",
     "RichProgress",
     "SearchResults",

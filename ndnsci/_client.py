@@ -9,15 +9,33 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from collections.abc import Sequence as AbcSequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import quote, urlencode
 
 from ndnsci._manifest import ManifestEntry, parse_line, relative_path
+from ndnsci._publish import (
+    Answer,
+    Batcher,
+    Pending,
+    PublishBatch,
+    PublishItem,
+    PublishLimits,
+    PublishReport,
+    interpret,
+)
+from ndnsci._settings import settings
 from ndnsci.errors import (
     CatalogError,
     CatalogUnavailableError,
@@ -28,10 +46,12 @@ from ndnsci.errors import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     import httpx
     import pandas
 
-DEFAULT_URL = "http://127.0.0.1:8000"
 ENV_URL = "NDNSCI_CATALOG"
 API = "/api/v1/"
 PAGE_SIZE = 500  # the server's limit is 1000; 500 rows are ~0.5 MB of JSON
@@ -51,7 +71,7 @@ def catalog_url(url: str | None = None) -> str:
     >>> catalog_url("http://example.org:8000/api/v1/")
     'http://example.org:8000'
     """
-    base = (url or os.environ.get(ENV_URL) or DEFAULT_URL).strip().rstrip("/")
+    base = (url or settings().catalog_url).strip().rstrip("/")
     return base.removesuffix("/api/v1")
 
 
@@ -135,6 +155,36 @@ class Node:
     name: str
     count: int
     leaf: bool
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of the catalog's change feed: ``op`` is 'publish' or 'retract'."""
+
+    seq: int
+    op: str
+    name: str
+    version: str | None
+    at: str
+
+
+@dataclass(frozen=True)
+class Changes:
+    """A page of the change feed (:meth:`Catalog.changes`); pass ``next`` as ``since``."""
+
+    since: int
+    last_seq: int
+    changes: list[Change]
+    next: int
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Changes:
+        return cls(
+            since=int(obj["since"]),
+            last_seq=int(obj["last_seq"]),
+            changes=[Change(**c) for c in obj["changes"]],
+            next=int(obj["next"]),
+        )
 
 
 # --- queries -------------------------------------------------------------------------------------
@@ -249,6 +299,15 @@ def _error(status: int, body: Any, text: str, base: str) -> CatalogError:
 
 
 def _unavailable(exc: Exception, base: str) -> CatalogUnavailableError:
+    import httpx
+
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        return CatalogUnavailableError(
+            f"the catalog at {base} dropped the connection during a request "
+            f"({type(exc).__name__}: {exc or 'no answer'}); was it stopped or restarted? What "
+            "it had answered before stays done: run the same command again",
+            url=base,
+        )
     return CatalogUnavailableError(
         f"no catalog answers at {base} ({type(exc).__name__}: {exc or 'no answer'}); start one "
         f"with `ndnsci up`, or point --catalog / {ENV_URL} at a running catalog",
@@ -331,9 +390,11 @@ class Catalog:
         *,
         timeout: float = 30.0,
         page_size: int = PAGE_SIZE,
+        token: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url, self.page_size = catalog_url(url), _page_size(page_size)
+        self.token = token
         self._http: httpx.Client = _httpx().Client(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
@@ -488,8 +549,106 @@ class Catalog:
         return answer
 
     def health(self) -> dict[str, Any]:
+        """The service and its database answer; how busy it is."""
         answer: dict[str, Any] = self._request("GET", "health")
         return answer
+
+    def changes(self, since: int = 0, limit: int = 1000) -> Changes:
+        """Publications and retractions after ``since`` (a seq), in order, ``limit`` at most.
+
+        Example::
+
+            >>> page = cat.changes(since=0, limit=2)
+            >>> [(c.seq, c.op) for c in page.changes], page.next
+            ([(1, 'publish'), (2, 'publish')], 2)
+        """
+        params = {"since": since, "limit": limit}
+        return Changes.from_json(self._request("GET", "changes", params=params))
+
+    # publishing ---------------------------------------------------------------------------------
+
+    def publish(
+        self,
+        records: Iterable[PublishItem],
+        *,
+        replace: bool = False,
+        token: str | None = None,
+        batch: int | None = None,
+        on_batch: Callable[[PublishBatch], None] | None = None,
+    ) -> PublishReport:
+        """Publish records in the batches the catalog accepts (its :meth:`limits`).
+
+        ``records`` are JSON lines (``ndnsci translate --json``: passed on unparsed), mappings,
+        or described files (``ndnsci._describe.Record``), read as they come: any number, in
+        bounded memory. A name another file already has is a collision: the published record
+        stays (``replace=True``: it is replaced) and the report lists it. Bad records are
+        reported with their line and source, the others published. ``on_batch`` is told of
+        each request's outcome once it is committed; ``batch`` caps its records.
+
+        Example::
+
+            >>> with open("names.jsonl", "rb") as lines:
+            ...     report = cat.publish(lines, token=token)
+            >>> report.inserted, [r.line for r in report.refused]
+            (398920, [50001])
+
+        Raises:
+            CatalogError: no token (``token=``, ``Catalog(token=)`` or ``$NDNSCI_TOKEN``), it
+                is refused, or a request fails; committed batches stay published.
+            CatalogUnavailableError: the catalog cannot be reached, or dropped the connection.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        headers = _token_headers(token or self.token, self.url)
+        batcher = Batcher(PublishLimits.from_limits(self.limits()), batch)
+        run = _PublishRun(batcher, on_batch)
+        params = {"replace": "true"} if replace else {}
+        items = iter(records)
+        with ThreadPoolExecutor(PIPELINE, thread_name_prefix="ndnsci-publish") as pool:
+            inflight: deque[tuple[Pending, Future[Any]]] = deque()
+            while True:
+                pending = run.next(items)
+                if pending is None:
+                    if not inflight:
+                        break
+                    self._settle(run, *inflight.popleft())
+                elif pending.items:
+                    inflight.append((pending, self._post_batch(pool, pending, params, headers)))
+                    if len(inflight) >= PIPELINE:
+                        self._settle(run, *inflight.popleft())
+                else:
+                    run.finish(pending)
+        return run.report()
+
+    def _post_batch(
+        self, pool: ThreadPoolExecutor, pending: Pending, params: Any, headers: Any
+    ) -> Future[Any]:
+        """Post ``pending``; return once its body is sent, so requests arrive in order."""
+        import threading
+
+        sent = threading.Event()
+
+        def body() -> Iterator[bytes]:
+            yield pending.body()
+            sent.set()
+
+        future = pool.submit(
+            self._http.post, "publish", content=body(), params=params, headers=headers
+        )
+        while not sent.wait(0.05) and not future.done():
+            pass
+        return future
+
+    def _settle(self, run: _PublishRun, pending: Pending, future: Future[Any]) -> None:
+        import httpx
+
+        try:
+            response = future.result()
+        except httpx.TransportError as exc:
+            raise run.gone(exc, self.url) from exc
+        answer = _publish_answer(response, pending, run.batcher, self.url)
+        time.sleep(answer.wait)
+        run.settle(answer, pending)
 
     # manifests and exports ----------------------------------------------------------------------
 
@@ -608,6 +767,99 @@ def _esm_datastore(spec: dict[str, Any], text: str, local: Mapping[str, str] | N
     # threaded=False: a dataset's files are opened one by one (netCDF4's HDF5 is not
     # thread-safe: "NetCDF: HDF error", crashes)
     return datastore({"esmcat": spec, "df": frame}, progressbar=False, threaded=False)
+
+
+#: publish requests in flight: the catalog prepares one while it writes the other
+PIPELINE = 2
+
+
+def _token_headers(token: str | None, base: str) -> dict[str, str]:
+    token = token or settings().token
+    if not token:
+        raise CatalogError(
+            f"publishing to {base} needs a token (`ndnsci catalog token create NAME` on the "
+            "catalog's host): pass token=, or set NDNSCI_TOKEN",
+            url=base,
+        )
+    return {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
+
+
+def _publish_answer(
+    response: httpx.Response, pending: Pending, batcher: Batcher, base: str
+) -> Answer:
+    wait = _busy_wait(response)
+    if wait is not None and pending.attempts < BUSY_RETRIES:  # too busy now: again, later
+        pending.attempts += 1
+        return Answer(resend=[pending], wait=wait)
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    answer = interpret(response.status_code, body, pending, batcher)
+    if answer is None:
+        _check(response, base)  # raises the error the answer is
+        raise CatalogError(f"{base} answered a publish request with {body!r}", url=base)
+    return answer
+
+
+class _PublishRun:
+    """The bookkeeping of one publish, shared by both clients: which batch goes next (a
+    re-sent one before new ones, in order), and the report."""
+
+    def __init__(self, batcher: Batcher, on_batch: Callable[[PublishBatch], None] | None):
+        self.batcher = batcher
+        self.on_batch = on_batch
+        self.queue: deque[Pending] = deque()
+        self._report = PublishReport()
+
+    def next(self, items: Iterator[PublishItem]) -> Pending | None:
+        if self.queue:
+            return self.queue.popleft()
+        for item in items:
+            full = self.batcher.add(item)
+            if full is not None:
+                return full
+        return self.batcher.flush()
+
+    async def anext(self, items: AsyncIterator[PublishItem]) -> Pending | None:
+        if self.queue:
+            return self.queue.popleft()
+        async for item in items:
+            full = self.batcher.add(item)
+            if full is not None:
+                return full
+        return self.batcher.flush()
+
+    def settle(self, answer: Answer, pending: Pending) -> None:
+        self.queue.extendleft(reversed(answer.resend))
+        if answer.batch is not None:
+            self._finished(answer.batch)
+
+    def finish(self, pending: Pending) -> None:
+        """A batch left with nothing to send: only its refusals."""
+        self._finished(PublishBatch(items=[], lines=[], refused=pending.refused))
+
+    def _finished(self, batch: PublishBatch) -> None:
+        self._report.requests += 1 if batch.items else 0
+        self._report.add(batch)
+        if self.on_batch is not None:
+            self.on_batch(batch)
+
+    def gone(self, exc: Exception, base: str) -> CatalogUnavailableError:
+        """The error for a catalog that answered ``/limits`` and then stopped answering: one
+        message whether it dropped a request or refused the next connection (a killed server
+        does either, by timing), saying what stays published."""
+        return CatalogUnavailableError(
+            f"the catalog at {base} stopped answering during the publish "
+            f"({type(exc).__name__}: {exc or 'no answer'}); the {self._report.published} "
+            "records it confirmed stay published: run the same command again for the rest",
+            url=base,
+        )
+
+    def report(self) -> PublishReport:
+        report = self._report
+        report.refused = sorted([*self.batcher.refused, *report.refused], key=lambda r: r.line)
+        return report
 
 
 # --- result sets ---------------------------------------------------------------------------------
@@ -740,9 +992,11 @@ class AsyncCatalog:
         *,
         timeout: float = 30.0,
         page_size: int = PAGE_SIZE,
+        token: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url, self.page_size = catalog_url(url), _page_size(page_size)
+        self.token = token
         self._http: httpx.AsyncClient = _httpx().AsyncClient(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
@@ -838,9 +1092,93 @@ class AsyncCatalog:
         answer = await self._request("GET", "autocomplete", params=params)
         return [Node(**n) for n in answer["completions"]]
 
+    async def browse(self, path: str = "/", limit: int = 100, offset: int = 0) -> list[Node]:
+        """:meth:`Catalog.browse`."""
+        params = {"path": path, "limit": limit, "offset": offset}
+        answer = await self._request("GET", "tree", params=params)
+        return [Node(**n) for n in answer["children"]]
+
     async def stats(self) -> dict[str, Any]:
+        """:meth:`Catalog.stats`."""
         answer: dict[str, Any] = await self._request("GET", "stats")
         return answer
+
+    async def health(self) -> dict[str, Any]:
+        """:meth:`Catalog.health`."""
+        answer: dict[str, Any] = await self._request("GET", "health")
+        return answer
+
+    async def changes(self, since: int = 0, limit: int = 1000) -> Changes:
+        """:meth:`Catalog.changes`."""
+        params = {"since": since, "limit": limit}
+        return Changes.from_json(await self._request("GET", "changes", params=params))
+
+    async def publish(
+        self,
+        records: Iterable[PublishItem] | AsyncIterable[PublishItem],
+        *,
+        replace: bool = False,
+        token: str | None = None,
+        batch: int | None = None,
+        on_batch: Callable[[PublishBatch], None] | None = None,
+    ) -> PublishReport:
+        """:meth:`Catalog.publish` (``records`` may also be an async iterable).
+
+        Raises:
+            CatalogError, CatalogUnavailableError: as :meth:`Catalog.publish`.
+        """
+        headers = _token_headers(token or self.token, self.url)
+        batcher = Batcher(PublishLimits.from_limits(await self.limits()), batch)
+        run = _PublishRun(batcher, on_batch)
+        params = {"replace": "true"} if replace else {}
+        items = _aiter(records)
+        inflight: deque[tuple[Pending, asyncio.Task[Any]]] = deque()
+        try:
+            while True:
+                pending = await run.anext(items)
+                if pending is None:
+                    if not inflight:
+                        break
+                    await self._settle(run, *inflight.popleft())
+                elif pending.items:
+                    inflight.append((pending, await self._post_batch(pending, params, headers)))
+                    if len(inflight) >= PIPELINE:
+                        await self._settle(run, *inflight.popleft())
+                else:
+                    run.finish(pending)
+        finally:
+            for _, task in inflight:
+                task.cancel()
+        return run.report()
+
+    async def _post_batch(self, pending: Pending, params: Any, headers: Any) -> asyncio.Task[Any]:
+        """Post ``pending``; return once its body is sent, so requests arrive in order."""
+        import asyncio
+
+        sent = asyncio.Event()
+
+        async def body() -> AsyncIterator[bytes]:
+            yield pending.body()
+            sent.set()
+
+        task = asyncio.create_task(
+            self._http.post("publish", content=body(), params=params, headers=headers)
+        )
+        waiter = asyncio.create_task(sent.wait())
+        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        return task
+
+    async def _settle(self, run: _PublishRun, pending: Pending, task: asyncio.Task[Any]) -> None:
+        import httpx
+
+        try:
+            response = await task
+        except httpx.TransportError as exc:
+            raise run.gone(exc, self.url) from exc
+        answer = _publish_answer(response, pending, run.batcher, self.url)
+        await asyncio.sleep(answer.wait)
+        run.settle(answer, pending)
 
     async def manifest(
         self, what: AsyncSearchResults | Query | str | Iterable[str]
@@ -875,6 +1213,34 @@ class AsyncCatalog:
             except httpx.TransportError as exc:
                 raise _unavailable(exc, self.url) from exc
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def to_intake_esm(
+        self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
+    ) -> Any:
+        """:meth:`Catalog.to_intake_esm`.
+
+        Raises:
+            MissingDependencyError: intake-esm (or pandas) is not installed.
+        """
+        import httpx
+
+        spec = await self._request("GET", "export/intake-esm", params=_scheme_param(scheme))
+        try:
+            response = await self._http.get("export/intake-esm.csv", params=_scheme_param(scheme))
+        except httpx.TransportError as exc:
+            raise _unavailable(exc, self.url) from exc
+        if not response.is_success:
+            _check(response, self.url)
+        return _esm_datastore(spec, response.text, local)
+
+
+async def _aiter(records: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
+    if isinstance(records, AsyncIterable):
+        async for item in records:
+            yield item
+    else:
+        for item in records:
+            yield item
 
 
 class AsyncSearchResults:

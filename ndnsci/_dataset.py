@@ -11,6 +11,7 @@ from ndnsci._client import File
 from ndnsci._fetch import Item, Layout, fetch
 from ndnsci._manifest import ManifestEntry
 from ndnsci._progress import Progress
+from ndnsci._settings import settings
 from ndnsci.errors import missing
 
 if TYPE_CHECKING:
@@ -20,11 +21,7 @@ if TYPE_CHECKING:
 def data_dir() -> Path:
     """Where :func:`open_dataset` keeps fetched files: ``$NDNSCI_DATA_DIR``, else
     ``$XDG_CACHE_HOME/ndnsci/files`` (``~/.cache/ndnsci/files``)."""
-    explicit = os.environ.get("NDNSCI_DATA_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "ndnsci" / "files"
+    return settings().data_dir
 
 
 def _xarray() -> Any:

@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ndnsci.errors import ManifestError, QueryError
@@ -51,15 +51,14 @@ def relative_path(name: str) -> str:
     >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
     'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
     """
-    from ndnsci.translators.names import split_name
+    from ndnsci.translators.names import UnsafePathError, safe_relative_path, split_name
 
     try:
-        parts = split_name(name)
+        return safe_relative_path(split_name(name))
+    except UnsafePathError as exc:
+        raise QueryError(f"{name!r} is not safe as a path: {exc}") from exc
     except ValueError as exc:
         raise QueryError(f"{name!r} is not a valid NDN name: {exc}") from exc
-    if not parts or any(p in ("", ".", "..") or "/" in p or "\\" in p or "\0" in p for p in parts):
-        raise QueryError(f"{name!r} has a component that is not a plain file name")
-    return "/".join(parts)
 
 
 def parse_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:
@@ -115,12 +114,16 @@ def _checked(make: Any, number: int) -> str:
 
 def _safe_path(path: object, number: int) -> str:
     """A relative path that stays inside the output directory, or ManifestError."""
-    if not isinstance(path, str) or not path or "\0" in path or "\\" in path:
+    from ndnsci.translators.names import UnsafePathError, safe_relative_path
+
+    if not isinstance(path, str):
         raise ManifestError(f"'path' must be a relative file path, not {path!r}", number)
-    parts = PurePosixPath(path).parts
-    if path.startswith("/") or any(p in ("..", ".") for p in parts):
-        raise ManifestError(f"'path' {path!r} would leave the output directory", number)
-    return str(PurePosixPath(*parts))
+    try:
+        return safe_relative_path(path)
+    except UnsafePathError as exc:
+        raise ManifestError(
+            f"'path' {path!r} would leave the output directory: {exc}", number
+        ) from None
 
 
 def parse(lines: Iterable[str]) -> Iterator[ManifestEntry | tuple[str, str] | ManifestError]:

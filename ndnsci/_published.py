@@ -7,6 +7,9 @@ as ``ndnsci publish`` does (same translators, same netCDF attributes), and keeps
 whose name the catalog holds with the same size. A file the catalog does not hold, or holds
 with another size, is not served.
 
+Files are named by the one describe step (``ndnsci/_describe.py``) that ``ndnsci publish``,
+``translate --metadata`` and ``scan`` use.
+
 The table follows the catalog: the producer polls its change feed (``/api/v1/changes``) and,
 when something was published or retracted, walks ROOT again; a file's name is kept across walks
 while its size and mtime are unchanged, so only new files are read.
@@ -17,12 +20,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from ndnsci._client import Catalog
+from ndnsci._describe import Quarantined, describe_all, walk
 from ndnsci._manifest import ManifestEntry
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.producer import NameTable
@@ -88,27 +89,22 @@ class PublishedFiles:
 
     def changed(self) -> bool:
         """True when the catalog published or retracted something since the last scan."""
-        answer = self.catalog._request(
-            "GET", "changes", params={"since": self.last_seq, "limit": 1}
-        )
-        return bool(answer.get("changes"))
+        return bool(self.catalog.changes(since=self.last_seq, limit=1).changes)
 
     def _named(self) -> tuple[dict[str, tuple[str, int]], list[tuple[str, str]], int]:
         """name -> (path, size) of every file that can be named, and the refusals."""
-        from ndnsci.cli.translate import walk
-
-        # resolved as `ndnsci publish` resolves them: the same path gives the same name
-        paths = sorted(str(Path(p).resolve()) for p in walk(self.root))
+        paths = list(walk(self.root))
         present = set(paths)
         self.names = {p: v for p, v in self.names.items() if p in present}  # forget removed
         todo = [p for p in paths if not self._known(p)]
-        for record in _describe(todo, self.scheme, self.jobs):
-            path = record["path"] if "reason" in record else record["_source"]
+        # named as `ndnsci publish` names them; the header is not kept, no checksum
+        for item in describe_all(todo, self.scheme, False, header=False, jobs=self.jobs):
             with contextlib.suppress(OSError):
-                st = os.stat(path)
-                self.names[path] = (st.st_size, st.st_mtime_ns, record.get("name"))
-            if "reason" in record:
-                self.reasons[path] = record["reason"]
+                st = os.stat(item.path)
+                name = None if isinstance(item, Quarantined) else item.name
+                self.names[item.path] = (st.st_size, st.st_mtime_ns, name)
+            if isinstance(item, Quarantined):
+                self.reasons[item.path] = item.reason
         named: dict[str, tuple[str, int]] = {}
         unnamed = []
         for path in paths:
@@ -134,13 +130,6 @@ class PublishedFiles:
                 if isinstance(entry, ManifestEntry):
                     found[entry.name] = entry
         return found
-
-
-def _describe(paths: list[str], scheme: str, jobs: int) -> Iterable[dict[str, Any]]:
-    """Publish records of ``paths``, named exactly as ``ndnsci publish`` names them."""
-    from ndnsci.cli.publish import _describe_all
-
-    return _describe_all(paths, scheme, False, jobs)
 
 
 def table_names(table: NameTable) -> list[str]:

@@ -244,13 +244,7 @@ class LocalStack:
         if keys.key_path().exists():
             return {}
         config = self.workdir / "config"
-        saved = os.environ.get("NDNSCI_CONFIG_DIR")
-        os.environ["NDNSCI_CONFIG_DIR"] = str(config)
-        try:
-            if not keys.key_path().exists():
-                keys.create()
-        finally:
-            _restore("NDNSCI_CONFIG_DIR", saved)
+        ensure_key(config)
         return {"NDNSCI_CONFIG_DIR": str(config)}
 
     def _env(self, **extra: str) -> dict[str, str]:
@@ -381,6 +375,20 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(STOP_TIMEOUT)
+
+
+def ensure_key(config: Path) -> None:
+    """A publisher key in the config folder ``config`` (made unless one is there), for the
+    processes a stack or a testbed starts with ``NDNSCI_CONFIG_DIR=config``."""
+    from ndnsci.ndn import keys
+
+    saved = os.environ.get("NDNSCI_CONFIG_DIR")
+    os.environ["NDNSCI_CONFIG_DIR"] = str(config)
+    try:
+        if not keys.key_path().exists():
+            keys.create()
+    finally:
+        _restore("NDNSCI_CONFIG_DIR", saved)
 
 
 def _restore(key: str, value: str | None) -> None:

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
 
 # what each extra may ask for directly, and nothing more
-CORE = {"httpx", "pycryptodomex", "rich"}
+CORE = {"httpx", "platformdirs", "pycryptodomex", "rich"}
 EXTRAS = {
     "netcdf": {"netcdf4", "cftime", "numpy"},
     "server": {

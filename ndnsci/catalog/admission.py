@@ -131,26 +131,36 @@ class BodyTooLarge(HTTPException):
     """A request body beyond its limit (413). An HTTPException, so that FastAPI passes it on
     when it is raised while FastAPI reads the body (a JSON body parameter)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, **extra: Any) -> None:
         super().__init__(
             413, f"the request body is larger than {limit} bytes, the most this route takes "
             "(GET /api/v1/limits lists the limits)"
         )  # fmt: skip
         self.limit = limit
+        #: more for the client: a publish's limits (``code: batch-too-large``)
+        self.extra = extra
 
     def to_dict(self) -> dict[str, Any]:
-        return {"detail": self.detail, "limit": self.limit}
+        return {"detail": self.detail, "limit": self.limit, **self.extra}
 
 
 class BodyLimitMiddleware:
     """ASGI middleware: at most ``limit(scope)`` bytes of request body (see the module
     docstring)."""
 
-    def __init__(self, app: ASGIApp, publish_path: str, publish_limit: int, limit: int) -> None:
+    def __init__(
+        self, app: ASGIApp, publish_path: str, publish_limit: int, publish_records: int, limit: int
+    ) -> None:
         self.app = app
         self.publish_path = publish_path
         self.publish_limit = publish_limit
         self.other_limit = limit
+        # a publisher told the limits cuts its batch and sends it again (not a bad record)
+        self.publish_extra = {
+            "code": "batch-too-large",
+            "max_records": publish_records,
+            "max_bytes": publish_limit,
+        }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
@@ -158,9 +168,10 @@ class BodyLimitMiddleware:
             return
         publish = scope["method"] == "POST" and scope["path"].rstrip("/") == self.publish_path
         limit = self.publish_limit if publish else self.other_limit
+        extra = self.publish_extra if publish else {}
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _answer(send, 413, BodyTooLarge(limit).to_dict())
+            await _answer(send, 413, BodyTooLarge(limit, **extra).to_dict())
             return
         seen = 0
 
@@ -170,7 +181,7 @@ class BodyLimitMiddleware:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise BodyTooLarge(limit)
+                    raise BodyTooLarge(limit, **extra)
             return message
 
         await self.app(scope, counted, send)

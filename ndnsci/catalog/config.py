@@ -32,10 +32,14 @@ class Settings(BaseSettings):
     db: str = Field(default_factory=default_db_url)
     #: origins allowed to call the API from a browser (``NDNSCI_CORS_ORIGINS='["https://x"]'``)
     cors_origins: list[str] = Field(default_factory=list)
-    #: records accepted in one ``POST /publish`` request (one transaction each)
+    #: records accepted in one ``POST /publish`` request (one transaction each); stated by
+    #: ``GET /limits`` so publishers send batches that fit (``Catalog.publish``)
     max_publish_records: int = 50_000
-    #: bytes of one ``POST /publish`` body (413 beyond; ``GET /limits`` states it)
+    #: bytes of one ``POST /publish`` body (413 ``batch-too-large`` beyond; ``GET /limits``
+    #: states it): 50,000 records of ``ndnsci translate --json`` are ~35 MB
     max_publish_bytes: int = 64 << 20
+    #: processes that prepare big publish requests while this one writes (0: in this one)
+    publish_workers: int = 1
     #: bytes of any other request body (``POST /manifests``): unauthenticated work is bounded
     max_body_bytes: int = 4 << 20
     #: names in one ``POST /manifests`` (each is normalised and looked up)

@@ -5,6 +5,8 @@ CatalogError            400 and friends, with a message and optional extra field
 ├── NotFoundError       404
 ├── ConflictError       409 (a name another site of the federation holds)
 ├── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
+├── InvalidInputError   422 (a parameter that passed its type check but makes no sense)
+├── BatchTooLargeError  413 ``batch-too-large``: a publish request over the stated limits
 └── UnavailableError    503 with Retry-After (too busy now, or the database does not answer)
 """
 
@@ -55,6 +57,19 @@ class ConflictError(CatalogError):
 
 class InvalidInputError(CatalogError):
     status = 422
+
+
+class BatchTooLargeError(CatalogError):
+    """A publish request above the limits ``GET /limits`` states: not a bad record. The answer
+    says the limits again (``max_records``, ``max_bytes``) so the publisher sends smaller
+    batches of the same records."""
+
+    status = 413
+
+    def __init__(self, message: str, *, max_records: int, max_bytes: int) -> None:
+        super().__init__(
+            message, code="batch-too-large", max_records=max_records, max_bytes=max_bytes
+        )
 
 
 class UnavailableError(CatalogError):

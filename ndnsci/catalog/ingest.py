@@ -4,6 +4,14 @@ One call is one batch and the caller commits it, so a crash loses nothing alread
 never leaves half a record: the files row, its free text, the facet and tree counts and the
 change-feed entry are written together or not at all.
 
+A name is one file. A record for a published name that differs from the published one replaces
+it only when it is evidently the same file (the same ``original_path``, the same ``sha256``, or
+a ``version`` stated and different: a new version); otherwise two different files translated to
+one name, a *collision*: the published record stays and the collision is reported (the line,
+the name, where each record came from), unless the caller asks to ``replace`` (then it is
+replaced, and still reported). Within one batch the first record of a name is the published
+one. Nothing is lost without a word (docs/catalog.md, "Publishing").
+
 Publishers are serialised by a row lock on ``catalog_state`` (taken by the first statement, a
 write, so SQLite takes its write lock at once instead of failing to upgrade a read transaction).
 Under that lock sequence numbers and file ids are allocated by counting up, so the change feed
@@ -42,6 +50,33 @@ CHUNK = 500  # bound parameters per IN list: far under every backend's limit
 TreeRow = tuple[str, str, int, int]
 _SIZE = bulk.RECORD_COLUMNS.index("size")
 _VERSION = bulk.RECORD_COLUMNS.index("version")
+_SHA256 = bulk.RECORD_COLUMNS.index("sha256")
+_ORIGINAL = bulk.RECORD_COLUMNS.index("original")
+_ORIGINAL_PATH = bulk.RECORD_COLUMNS.index("original_path")
+
+
+@dataclass(frozen=True, slots=True)
+class Collision:
+    """Two different files with one name: which one is published, which one collided."""
+
+    #: the line (of the request or the batch) of the record that collided
+    line: int
+    name: str
+    #: where the published record came from: its original path, else its original file name
+    published: str | None
+    #: the same for the record that collided (its input, when the loader knows it)
+    given: str | None
+    #: True when the collided record replaced the published one (``replace``)
+    replaced: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "name": self.name,
+            "published": self.published,
+            "given": self.given,
+            "replaced": self.replaced,
+        }
 
 
 @dataclass(slots=True)
@@ -50,6 +85,7 @@ class PublishResult:
     replaced: int = 0
     unchanged: int = 0
     last_seq: int = 0
+    collisions: list[Collision] = field(default_factory=list)
     #: names another site holds, with that site: refused, recorded in ``conflicts``
     conflicts: list[tuple[str, str | None]] = field(default_factory=list)
 
@@ -58,16 +94,39 @@ class PublishResult:
         self.replaced += other.replaced
         self.unchanged += other.unchanged
         self.last_seq = max(self.last_seq, other.last_seq)
+        self.collisions += other.collisions
         self.conflicts.extend(other.conflicts)
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "inserted": self.inserted,
             "replaced": self.replaced,
             "unchanged": self.unchanged,
             "last_seq": self.last_seq,
+            "collisions": [c.to_dict() for c in self.collisions],
             "conflicts": len(self.conflicts),
         }
+
+
+def same_file(
+    a: tuple[str | None, str | None, str | None], b: tuple[str | None, str | None, str | None]
+) -> bool:
+    """Are two records of one name evidently the same file? Each is (original_path, sha256,
+    version): the same original path, the same content, or a new version stated."""
+    (path_a, sha_a, version_a), (path_b, sha_b, version_b) = a, b
+    return (
+        (path_b is not None and path_b == path_a)
+        or (sha_b is not None and sha_b == sha_a)
+        or (version_b is not None and version_b != version_a)
+    )
+
+
+def _evidence(r: Record) -> tuple[str | None, str | None, str | None]:
+    return r.original_path, r.sha256, r.version
+
+
+def _source(r: Record) -> str:
+    return r.original_path or r.original
 
 
 def now() -> str:
@@ -171,15 +230,32 @@ class Prepared:
     offsets: list[int]
     #: tree count deltas as if every name were new
     tree: list[TreeRow]
+    #: per row: its line in the request or batch; and its input (the loader's, else None)
+    lines: list[int] = field(default_factory=list)
+    sources: list[str | None] = field(default_factory=list)
+    #: collisions inside the batch (the first record of a name is kept unless ``replace``)
+    collisions: list[Collision] = field(default_factory=list)
+    #: a published record of another file is replaced (and reported) instead of kept
+    replace: bool = False
 
     def __len__(self) -> int:
         return len(self.rows)
 
 
-def prepare(records: Sequence[Record]) -> Prepared:
-    by_name = {r.name: r for r in records}  # the last record of a name wins
+def prepare(
+    records: Sequence[Record],
+    *,
+    lines: Sequence[int] | None = None,
+    sources: Sequence[str | None] | None = None,
+    replace: bool = False,
+) -> Prepared:
+    """Everything of a batch that needs no database. ``lines`` numbers the records (default
+    1, 2, ...), ``sources`` says where each came from, for the collision report."""
+    numbers = lines if lines is not None else range(1, len(records) + 1)
+    kept, collisions = _one_per_name(records, numbers, sources, replace)
     # ids in name order: the name index takes each batch in sorted runs
-    ordered = [by_name[name] for name in sorted(by_name)]
+    order = [kept[name] for name in sorted(kept)]
+    ordered = [records[i] for i in order]
     pairs: dict[tuple[str, str], int] = {}
     refs = array("i")
     offsets = [0]
@@ -226,19 +302,55 @@ def prepare(records: Sequence[Record]) -> Prepared:
         refs=refs.tobytes(),
         offsets=offsets,
         tree=_tree_rows(parents),
+        lines=[numbers[i] for i in order],
+        sources=[sources[i] for i in order] if sources is not None else [None] * len(order),
+        collisions=collisions,
+        replace=replace,
     )
 
 
+def _one_per_name(
+    records: Sequence[Record],
+    numbers: Sequence[int],
+    sources: Sequence[str | None] | None,
+    replace: bool,
+) -> tuple[dict[str, int], list[Collision]]:
+    """name -> the index of the record a batch publishes under it, and the collisions."""
+    kept: dict[str, int] = {}
+    collisions: list[Collision] = []
+    for i, r in enumerate(records):
+        j = kept.setdefault(r.name, i)
+        if j == i or records[j] == r:  # a new name, or the same record again
+            continue
+        first = records[j]
+        if same_file(_evidence(first), _evidence(r)):
+            kept[r.name] = i  # a later version of the same file
+            continue
+        given = sources[i] if sources is not None else None
+        collisions.append(
+            Collision(numbers[i], r.name, _source(first), given or _source(r), replace)
+        )
+        if replace:
+            kept[r.name] = i
+    return kept, collisions
+
+
 def publish(
-    session: Session, records: Sequence[Record] | Prepared, *, origin: str | None = None
+    session: Session,
+    records: Sequence[Record] | Prepared,
+    *,
+    replace: bool = False,
+    origin: str | None = None,
 ) -> PublishResult:
-    """Insert new names, replace changed ones (keeping the old version in the history).
+    """Insert new names, replace records of the same file (keeping the old version in the
+    history), keep the published record of a name another file collides with (unless
+    ``replace``; a Prepared batch says it itself) and report the collision.
 
     ``origin``: the site that published the records (default: this catalog's own). A name held
     by another site is not touched: it is counted in ``conflicts`` and written to the table.
     """
-    batch = records if isinstance(records, Prepared) else prepare(records)
-    result = PublishResult()
+    batch = records if isinstance(records, Prepared) else prepare(records, replace=replace)
+    result = PublishResult(collisions=list(batch.collisions))
     if not batch.rows:  # nothing to write: the catalog's sequence as it is
         last = "SELECT last_seq FROM catalog_state WHERE id = 1"
         result.last_seq = int(session.connection().exec_driver_sql(last).scalar_one())
@@ -271,6 +383,17 @@ def publish(
             if old["site"] == site and _same(old, row):
                 result.unchanged += 1
                 continue
+            if not same_file(_old_evidence(old), _row_evidence(row)):
+                collision = Collision(
+                    batch.lines[k],
+                    name,
+                    old["original_path"] or old["original"],
+                    batch.sources[k] or row[_ORIGINAL_PATH] or row[_ORIGINAL],
+                    batch.replace,
+                )
+                result.collisions.append(collision)
+                if not batch.replace:
+                    continue
         seq = state.next_seq()
         if old is None:
             file_id = state.new_id()
@@ -325,6 +448,14 @@ def retract(session: Session, name: str, *, origin: str | None = None) -> int | 
     state.bytes -= old["size"] or 0
     state.save()
     return seq
+
+
+def _old_evidence(old: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
+    return old["original_path"], old["sha256"], old["version"]
+
+
+def _row_evidence(row: tuple[Any, ...]) -> tuple[str | None, str | None, str | None]:
+    return row[_ORIGINAL_PATH], row[_SHA256], row[_VERSION]
 
 
 def insert_conflicts(writer: bulk.Writer, rows: list[tuple[Any, ...]]) -> None:

@@ -17,17 +17,20 @@ committed whole or not at all.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import multiprocessing
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
 
 from ndnsci.catalog.ingest import Prepared, PublishResult, prepare, publish
-from ndnsci.catalog.records import RecordError, parse_record, record_from_line
+from ndnsci.catalog.records import parse_lines, record_from_line
 
 
 @dataclass(slots=True)
@@ -35,29 +38,90 @@ class Batch:
     """A prepared batch of lines and what was refused in it, in line order."""
 
     prepared: Prepared
-    #: records accepted (a name given twice counts twice; the last one is published)
+    #: records accepted (a name given twice counts twice; the first one is published)
     accepted: int
     #: (source, reason): the line's input (or ``line N``) and why it was not published
     refused: list[tuple[str, str]] = field(default_factory=list)
 
 
-def prepare_lines(lines: Sequence[str | bytes], first: int) -> Batch:
+def prepare_lines(lines: Sequence[str | bytes], first: int, replace: bool = False) -> Batch:
     """Parse, validate and prepare JSON lines (``first`` is the number of the first one)."""
-    records = []
+    records, numbers, sources = [], [], []
     refused: list[tuple[str, str]] = []
     for number, line in enumerate(lines, start=first):
-        record = record_from_line(line, number)
-        if record is None:
+        parsed = record_from_line(line, number)
+        if parsed is None:
             continue
-        if isinstance(record, tuple):
-            refused.append(record)
+        source, record = parsed
+        if isinstance(record, str):
+            refused.append((source, record))
             continue
-        source = record.pop("_source")
+        records.append(record)
+        numbers.append(number)
+        sources.append(source)
+    prepared = prepare(records, lines=numbers, sources=sources, replace=replace)
+    return Batch(prepared, len(records), refused)
+
+
+@dataclass(slots=True)
+class RequestBatch:
+    """A ``POST /publish`` body: prepared, or every line refused (line number, why)."""
+
+    prepared: Prepared | None
+    refused: list[tuple[int, str]]
+
+
+def count_records(body: bytes) -> int:
+    """The records (non-blank lines) of a JSON-lines body."""
+    if body.count(b"\n") < 10_000_000:  # any body under the byte limit
+        return sum(1 for line in body.split(b"\n") if line.strip())
+    return body.count(b"\n") + 1
+
+
+def prepare_request(body: bytes, replace: bool) -> RequestBatch:
+    """A publish request's body, all lines or none: every bad line is reported at once."""
+    parsed = parse_lines(body.split(b"\n"))
+    if parsed.refused:
+        return RequestBatch(None, parsed.refused)
+    return RequestBatch(prepare(parsed.records, lines=parsed.lines, replace=replace), [])
+
+
+class RequestPreparer:
+    """Prepares the publish requests of a catalog server: big ones in ``workers`` other
+    processes, so a request is prepared while the one before it is written (a publisher
+    keeps two in flight: ``Catalog.publish``), small ones in a thread.
+
+    The processes are spawned (the server has threads: no fork) on the first big request and
+    stopped by :meth:`close`; a pool that broke (a killed worker) is replaced.
+    """
+
+    #: bodies from this size on go to a worker process: below, pickling costs more than it saves
+    INLINE_BYTES = 1 << 20
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def prepare(self, body: bytes, replace: bool) -> RequestBatch:
+        loop = asyncio.get_running_loop()
+        if self.workers <= 0 or len(body) < self.INLINE_BYTES:
+            return await loop.run_in_executor(None, prepare_request, body, replace)
+        pool = self._pool or self._start()
         try:
-            records.append(parse_record(record))
-        except RecordError as exc:
-            refused.append((str(source), exc.message))
-    return Batch(prepare(records), len(records), refused)
+            return await loop.run_in_executor(pool, prepare_request, body, replace)
+        except BrokenProcessPool:
+            self.close()
+            return await loop.run_in_executor(None, prepare_request, body, replace)
+
+    def _start(self) -> ProcessPoolExecutor:
+        context = multiprocessing.get_context("spawn")
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
 
 def load(
@@ -67,6 +131,7 @@ def load(
     batch: int,
     workers: int = 1,
     done: Callable[[Batch, PublishResult], None] | None = None,
+    replace: bool = False,
 ) -> PublishResult:
     """Publish JSON lines, ``batch`` lines per transaction, prepared by ``workers`` processes
     (0: in this one); ``done`` is told of each batch after its commit. ``sessions`` makes a
@@ -75,7 +140,7 @@ def load(
     collecting = gc.isenabled()
     gc.disable()  # a batch makes millions of objects and no reference cycles
     try:
-        return _load(sessions, lines, batch, workers, done)
+        return _load(sessions, lines, batch, workers, done, replace=replace)
     finally:
         if collecting:
             gc.enable()
@@ -87,13 +152,15 @@ def _load(
     batch: int,
     workers: int,
     done: Callable[[Batch, PublishResult], None] | None,
+    *,
+    replace: bool,
 ) -> PublishResult:
     total = PublishResult()
     chunks = _chunks(lines, batch)
     ahead = list(islice(chunks, max(workers, 2)))  # one batch for each worker, at least two
     if workers <= 0 or len(ahead) <= 1:  # one batch: not worth a second process
         for chunk in chain(ahead, chunks):
-            _write(sessions, prepare_lines(*chunk), total, done)
+            _write(sessions, prepare_lines(*chunk, replace=replace), total, done)
         return total
     # batch i is prepared by worker i % n, at most one request per worker in flight; the
     # answers are written in order, while the workers prepare the following batches
@@ -103,7 +170,7 @@ def _load(
     try:
         pending = 0
         for worker, chunk in zip(pool, ahead, strict=False):
-            worker.submit(*chunk)
+            worker.submit(*chunk, replace)
             pending += 1
         queued = ahead[len(pool) :]
         turn = 0
@@ -113,7 +180,7 @@ def _load(
             pending -= 1
             following = queued.pop(0) if queued else next(chunks, None)
             if following is not None:
-                worker.submit(*following)
+                worker.submit(*following, replace)
                 pending += 1
             _write(sessions, prepared, total, done)
             turn += 1
@@ -171,11 +238,11 @@ class _Worker:
             self.process.terminate()
             self.process.join()
 
-    def submit(self, lines: list[Any], first: int) -> None:
+    def submit(self, lines: list[Any], first: int, replace: bool) -> None:
         # one string instead of a list of them: a single copy through the pipe; each line
         # holds exactly one newline, at its end (the last one may have none)
         joined = (b"" if lines and isinstance(lines[0], bytes) else "").join(lines)
-        self.conn.send((joined, first))
+        self.conn.send((joined, first, replace))
 
     def result(self) -> Batch:
         try:
@@ -201,12 +268,12 @@ def _serve(conn: Any, inherited: list[Any]) -> None:
     gc.disable()
     while True:
         try:
-            text, first = conn.recv()
+            text, first, replace = conn.recv()
         except (EOFError, OSError):
             return
         try:
             lines = text.split(b"\n" if isinstance(text, bytes) else "\n")
-            answer: Batch | str = prepare_lines(lines, first)
+            answer: Batch | str = prepare_lines(lines, first, replace=replace)
         except Exception:  # a bug, not bad input: report it to the publisher
             answer = traceback.format_exc()
         conn.send(answer)

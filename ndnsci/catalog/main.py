@@ -31,6 +31,7 @@ from ndnsci.catalog.config import Settings, get_settings
 from ndnsci.catalog.database import Probe, engine_url, make_engine, make_sessionmaker
 from ndnsci.catalog.errors import CatalogError, UnavailableError
 from ndnsci.catalog.facetindex import FacetIndex, IndexBusy, engine_source
+from ndnsci.catalog.loader import RequestPreparer
 
 API_PREFIX = "/api/v1"
 #: pooled connections beyond one per turn (see ndnsci.catalog.admission): a spare
@@ -60,6 +61,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         except Exception:  # an unmigrated or unreachable database: the first search retries
             log.exception("facet index not loaded at start-up")
         yield
+        app.state.preparer.close()
         app.state.probe.close()
         index_engine.dispose()
         if owned:
@@ -77,11 +79,13 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.probe = Probe(engine_url(engine))
     # one facet index per process, following the database (tests may swap its source)
     app.state.index = FacetIndex(engine_source(index_engine))
+    app.state.preparer = RequestPreparer(settings.publish_workers)
     app.state.admission = admission
     app.add_middleware(
         BodyLimitMiddleware,
         publish_path=f"{API_PREFIX}/publish",
         publish_limit=settings.max_publish_bytes,
+        publish_records=settings.max_publish_records,
         limit=settings.max_body_bytes,
     )
     if settings.cors_origins:  # outermost: a 413 carries the CORS headers too

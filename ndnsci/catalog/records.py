@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ndnsci.translators.names import build_name, split_name
+from ndnsci.translators._core import control_character
+from ndnsci.translators.names import UnsafePathError, build_name, safe_relative_path, split_name
 
 #: query parameters of /search: a facet may not be called like one of them
 RESERVED_KEYS = frozenset(
@@ -61,8 +62,6 @@ _TIME_RANGES = (("month", "m", 1, 12), ("day", "d", 1, 31), ("hour", "H", 0, 24)
                 ("minute", "M", 0, 59), ("second", "S", 0, 60))  # fmt: skip
 TIME_EXAMPLES = "a date such as 1850, 1850-01, 18500116 or 1850-01-16T12:00:00"
 _FILE_TIME_RANGE = re.compile(r"_(\d{4}(?:\d{2}){0,5})-(\d{4}(?:\d{2}){0,5})(?:-clim)?(?=[_.])")
-# control characters, and lone surrogates (undecodable file-name bytes) no database can store
-_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 # a name already in canonical NDN URI form with only unreserved characters, no component made
 # only of periods: split + rebuild would give it back unchanged, so the bulk path skips both
 _PLAIN_NAME = re.compile(r"(?:/\.*[A-Za-z0-9_~-][A-Za-z0-9._~-]*){2,}\Z")
@@ -131,18 +130,17 @@ def normalize_name(name: object) -> str:
         raise RecordError(f"'name' is not a valid NDN name: {exc}") from None
     if len(components) < 2:
         raise RecordError(f"'name' {name!r} needs a root and at least one more component")
-    for component in components:
-        if (
-            component in ("", ".", "..")
-            or any(c in component for c in "/\\")
-            or _has_control(component)
-        ):
-            raise RecordError(f"'name' {name!r} has an unsafe component {component!r}")
+    try:
+        safe_relative_path(components)  # a manifest turns the name into a download path
+    except UnsafePathError as exc:
+        raise RecordError(f"'name' is unsafe as a path: {exc}") from None
+    if any(_has_control(c) for c in components):
+        raise RecordError(f"'name' {name!r} has a control or undecodable character")
     return build_name(components)
 
 
 def _has_control(text: str) -> bool:
-    return _CONTROL.search(text) is not None
+    return control_character(text) is not None
 
 
 def normalize_time(text: object, *, upper: bool) -> str | None:
@@ -183,7 +181,7 @@ def parse_record(obj: object) -> Record:
     if obj.get("ok") is False or obj.get("error"):
         error = obj["error"] if isinstance(obj.get("error"), Mapping) else {}
         raise RecordError(
-            f"failed translation of {obj.get('input')!r} cannot be published: "
+            f"cannot be named: failed translation of {obj.get('input')!r}: "
             f"{error.get('code', '?')}: {error.get('message', '')}"
         )
     name = normalize_name(obj.get("name"))
@@ -212,36 +210,42 @@ def parse_record(obj: object) -> Record:
     )
 
 
-def parse_lines(lines: Iterable[bytes | str], *, limit: int | None = None) -> list[Record]:
-    """Records from JSON lines, all or nothing: the first bad line raises with its number."""
-    records: list[Record] = []
+@dataclass(slots=True)
+class ParsedLines:
+    """The records of JSON lines, the line number of each, and every line refused."""
+
+    records: list[Record]
+    lines: list[int]
+    #: (line number, why): every bad line, not only the first
+    refused: list[tuple[int, str]]
+
+
+def parse_lines(lines: Iterable[bytes | str]) -> ParsedLines:
+    """Records from JSON lines (blank lines skipped); each bad line is reported with its
+    number, so a publisher can drop them all and send the rest once."""
+    parsed = ParsedLines([], [], [])
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        if limit is not None and len(records) >= limit:
-            raise RecordError(f"more than {limit} records in one request; send batches", number)
         if len(line) > MAX_RECORD:
-            raise RecordError(f"the record is larger than {MAX_RECORD} bytes", number)
+            parsed.refused.append((number, f"the record is larger than {MAX_RECORD} bytes"))
+            continue
         try:
-            obj = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise RecordError(f"not valid JSON: {exc}", number) from None
+            parsed.records.append(parse_record(json.loads(line)))
+        except (ValueError, UnicodeDecodeError) as exc:  # RecordError is a ValueError
+            reason = exc.message if isinstance(exc, RecordError) else f"not valid JSON: {exc}"
+            parsed.refused.append((number, reason))
         except RecursionError:
-            raise RecordError("JSON nested too deeply", number) from None
-        try:
-            records.append(parse_record(obj))
-        except RecordError as exc:
-            raise RecordError(exc.message, number) from None
-    return records
+            parsed.refused.append((number, "JSON nested too deeply"))
+        else:
+            parsed.lines.append(number)
+    return parsed
 
 
-def record_from_line(line: str | bytes, number: int) -> dict[str, Any] | tuple[str, str] | None:
-    """One line of ``ndnsci translate --json`` -> a publish record, (source, reason) when it
-    cannot be published, or None for a blank line.
-
-    The record keeps ``_source`` (the input, else ``line N``) for reports; ``original`` is
-    derived from the input (its last component), which itself is not published.
-    """
+def record_from_line(line: str | bytes, number: int) -> tuple[str, Record | str] | None:
+    """One JSON line (as ``ndnsci translate --json`` writes them) -> ``(source, record)``, or
+    ``(source, why it is refused)``; None for a blank line. ``source`` is the line's ``input``
+    (the translator's input: a path, an LFN), else ``line N``: where to look for a report."""
     if not line.strip():
         return None
     if len(line) > MAX_RECORD:
@@ -249,23 +253,15 @@ def record_from_line(line: str | bytes, number: int) -> dict[str, Any] | tuple[s
     try:
         obj = json.loads(line)
     except ValueError as exc:
-        return (f"line {number}", f"not valid JSON: {exc}")
+        return f"line {number}", f"not valid JSON: {exc}"
     except RecursionError:
-        return (f"line {number}", "JSON nested too deeply")
-    if not isinstance(obj, dict) or not obj.get("ok", True) or not obj.get("name"):
-        error = obj.get("error") if isinstance(obj, dict) else None
-        reason = error.get("message", "") if isinstance(error, dict) else "no name"
-        source = obj.get("input", f"line {number}") if isinstance(obj, dict) else f"line {number}"
-        return (str(source), f"cannot be named: {reason}")
-    given = obj.pop("input", None)
-    obj.pop("ok", None)
-    obj.pop("error", None)
-    if "original" not in obj:
-        original = original_name(given)
-        if original is not None:
-            obj["original"] = original
-    obj["_source"] = given or f"line {number}"
-    return obj
+        return f"line {number}", "JSON nested too deeply"
+    given = obj.get("input") if isinstance(obj, dict) else None
+    source = given if isinstance(given, str) and given else f"line {number}"
+    try:
+        return source, parse_record(obj)
+    except RecordError as exc:
+        return source, exc.message
 
 
 def _optional_str(obj: Mapping[str, Any], key: str) -> str | None:
@@ -294,19 +290,17 @@ def original_name(text: object) -> str | None:
 def _relative_path(value: object) -> str | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, str)
-        or not value
-        or len(value) > MAX_NAME
-        or value.startswith(("/", "\\"))
-        or ".." in value.replace("\\", "/").split("/")
-        or _has_control(value)
-    ):
+    if not isinstance(value, str) or len(value) > MAX_NAME or _has_control(value):
         raise RecordError(
             "'original_path' must be a relative path (below the published directory) of at "
-            f"most {MAX_NAME} printable characters, without '..'"
+            f"most {MAX_NAME} printable characters"
         )
-    return value
+    try:
+        return safe_relative_path(value)
+    except UnsafePathError as exc:
+        raise RecordError(
+            f"'original_path' must stay below the published directory: {exc}"
+        ) from None
 
 
 def _facets(value: object) -> dict[str, str | None]:

@@ -95,6 +95,22 @@ class ManifestRequest(BaseModel):
         return self
 
 
+class CollisionEntry(BaseModel):
+    """Two different files with one name (docs/catalog.md, "Name collisions")."""
+
+    line: int = Field(description="the line of this request that collided")
+    name: str
+    published: str | None = Field(
+        description="where the published record came from: its original path, else its "
+        "original file name"
+    )
+    given: str | None = Field(description="the same for the record of this request")
+    replaced: bool = Field(
+        description="true when the record of this request replaced the published one "
+        "(replace=true); false when the published one was kept and this line not published"
+    )
+
+
 class NameConflict(BaseModel):
     name: str
     held_by: str | None
@@ -105,6 +121,10 @@ class PublishResponse(BaseModel):
     replaced: int
     unchanged: int
     last_seq: int
+    collisions: list[CollisionEntry] = Field(
+        default_factory=list,
+        description="names of this request that another file already has, in line order",
+    )
     conflicts: int = Field(
         default=0,
         description="records refused because another site of the federation holds the name "
@@ -202,12 +222,28 @@ class StatsResponse(BaseModel):
     database: str
 
 
+class RefusedLine(BaseModel):
+    line: int
+    detail: str
+
+
 class ErrorResponse(BaseModel):
     """Every error answer: a message a person can act on, and details for programs."""
 
     detail: str
     valid_facets: list[str] | None = Field(default=None, description="on an unknown facet")
-    line: int | None = Field(default=None, description="the refused line of a publish body")
+    code: str | None = Field(
+        default=None,
+        description="a stable identifier of the error where a program must tell it apart: "
+        "'batch-too-large' (413: send smaller batches), 'invalid-records' (422)",
+    )
+    line: int | None = Field(default=None, description="the first refused line of a publish body")
+    refused: list[RefusedLine] | None = Field(
+        default=None, description="every refused line of a publish body (none was published)"
+    )
+    limit: int | None = Field(default=None, description="on a body too large (413): its limit")
+    max_records: int | None = Field(default=None, description="on 'batch-too-large'")
+    max_bytes: int | None = Field(default=None, description="on 'batch-too-large'")
     errors: list[dict[str, Any]] | None = Field(
         default=None, description="each invalid parameter or field"
     )

@@ -221,7 +221,8 @@ def stamp_unnamed(session: Session, limit: int = STAMP_BATCH) -> int:
     if not names:
         return 0
     rows = bulk.writer(session.connection()).existing(names)
-    publish(session, [parse_record(record_of(row)) for row in rows.values()])
+    # each record is the published one itself (not another file's): it replaces itself
+    publish(session, [parse_record(record_of(row)) for row in rows.values()], replace=True)
     return len(names)
 
 
@@ -354,7 +355,9 @@ def _apply_publishes(
             result.refused.append(f"{change.get('name')!r}: {exc}")
             continue
         records.append(record)
-    published = publish(session, records, origin=site)
+    # the site that holds a name decided what it publishes under it (its own collision check
+    # ran there): a replica follows, or it would differ from the site it mirrors
+    published = publish(session, records, replace=True, origin=site)
     result.published += published.inserted
     result.replaced += published.replaced
     result.unchanged += published.unchanged

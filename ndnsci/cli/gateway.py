@@ -12,11 +12,8 @@ with the catalog's ``NDNSCI_GATEWAY_URL=http://<this host>:<port>/data/``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
-
-DEFAULT_CATALOG = "http://127.0.0.1:8000"
 
 
 def register(subparsers: Any) -> None:
@@ -35,9 +32,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from ndnsci._settings import settings
     from ndnsci.gateway.app import create_app
 
-    catalog = args.catalog or os.environ.get("NDNSCI_CATALOG") or DEFAULT_CATALOG
+    catalog = args.catalog or settings().catalog_url
     print(
         f"gateway to the files of {catalog} at http://{args.host}:{args.port}/data/",
         file=sys.stderr,

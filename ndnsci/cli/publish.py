@@ -1,51 +1,55 @@
 """``ndnsci publish``: name, describe and publish files into a catalog.
 
     ndnsci publish DIR ... [--catalog URL --token T | --db URL] [--scheme auto] [--jobs N]
-    ndnsci translate --json DIR | ndnsci publish --records -
+    ndnsci translate --json DIR | ndnsci publish --records - [--catalog URL | --db URL]
 
-Walking a directory, every file is translated into an NDN name (with its netCDF global
-attributes), its header metadata is extracted and its SHA-256 computed, in parallel; records are
-upserted in batches, one transaction each, so an interrupted run keeps every finished batch and
-a re-run skips files whose size and mtime did not change (``--force`` republishes them). Files
-that cannot be named or read go to the quarantine report with the reason; publishing continues.
+Walking directories, every file is described by ``--jobs`` processes: named as
+``ndnsci translate --metadata`` names it, its netCDF header read and its SHA-256 computed
+(``ndnsci/_describe.py``). Records are published in batches, one transaction each, so an
+interrupted run keeps every finished batch and a re-run skips files whose size and mtime did
+not change (``--force`` republishes them). A file that cannot be named or read is quarantined
+with the reason; publishing goes on.
 
-``--records`` loads the JSON lines of ``ndnsci translate --json`` (names only, no files): the
-fast path for a listing of millions of names. Into a database, batches of RECORDS_BATCH lines are
-prepared by up to two other processes (``--jobs``) while this one writes.
+``--records`` loads JSON lines (``ndnsci translate --json``: names, no files read): the fast
+path for millions of names. Into a database, batches of RECORDS_BATCH lines are prepared by up
+to two other processes while this one writes; to a catalog server the lines stream unparsed in
+the batches the server states (``GET /health``), two requests in flight, in bounded memory.
 
-Each file keeps its original name (the last component of the translator's input, before
-corrections) and, walking directories, its path below the directory given.
+Name collisions: different files that translate to one name (the same file name under
+``.../6hrLev/...`` and ``.../6hrPlev/...``). The catalog keeps the file published first and
+each other one is reported with both paths; ``--replace`` publishes it instead, and reports it.
 
 The target is a catalog server (``--catalog URL`` with ``--token`` or ``$NDNSCI_TOKEN``) or a
 database (``--db URL``, default ``$NDNSCI_DB`` or the user's SQLite catalog).
-Exit status: 0 when everything was published, 1 when some files were quarantined, 2 on a
-usage error.
+Exit status: 0 when everything was published; 1 when some files were quarantined or collided;
+2 on a usage error; 3 when the catalog cannot be reached or fails a request (the batches
+published before stay: run the same command again).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import IO, Any, Protocol
 
+from ndnsci._describe import Quarantined, Record, describe_all, found
 from ndnsci._progress import counter
-from ndnsci.cli.translate import walk
-from ndnsci.translators import translate
+from ndnsci._publish import Collision, Conflict, PublishBatch, Refused
 from ndnsci.translators.registry import AUTO
 
-#: keys of ``ndnsci translate --json`` that describe the translation, not the file
-TRANSLATION_ONLY = ("input", "ok", "error")
-#: records per transaction with --records: at a million files a batch dirties pages all over
-#: the name, tree and free-text indexes, and bigger batches dirty each page fewer times
+#: records per transaction with --records into a database: at a million files a batch dirties
+#: pages all over the name, tree and free-text indexes, and bigger batches dirty each page
+#: fewer times (a catalog server states its own limit, which wins)
 RECORDS_BATCH = 100_000
 #: processes preparing --records batches at most (the writer is one more): two keep up with it
 PREPARE_PROCESSES = 2
+#: exit status when the catalog cannot be reached or fails a request
+CATALOG_FAILED = 3
 
 
 def register(subparsers: Any) -> None:
@@ -66,66 +70,77 @@ def register(subparsers: Any) -> None:
     p.add_argument("--batch", type=int, default=500, help="records per transaction")
     p.add_argument("--force", action="store_true", help="republish files that did not change")
     p.add_argument("--no-checksum", action="store_true", help="skip SHA-256 (faster)")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="a file whose name another file already has replaces it (reported either way)",
+    )
     p.add_argument("--quarantine", metavar="FILE", help="also write the report as JSON lines")
     p.set_defaults(func=run)
 
 
 class Target(Protocol):
-    def send(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Publish one batch; returns quarantine entries for records the target refused."""
+    def publish(
+        self,
+        items: Iterable[Any],
+        *,
+        batch: int,
+        replace: bool,
+        on_batch: Callable[[PublishBatch], None],
+    ) -> None:
+        """Publish ``items`` (described files, or JSON lines), telling ``on_batch`` of each."""
 
     def close(self) -> None: ...
 
 
 def run(args: argparse.Namespace) -> int:
+    from ndnsci._settings import settings
+    from ndnsci.errors import CatalogError
+
     if bool(args.dirs) == bool(args.records):
-        print("ndnsci publish: give directories or --records FILE (not both)", file=sys.stderr)
-        return 2
+        return _usage("give directories or --records FILE (not both)")
     if args.catalog and args.db:
-        print("ndnsci publish: --catalog and --db exclude each other", file=sys.stderr)
-        return 2
-    token = args.token or os.environ.get("NDNSCI_TOKEN")
+        return _usage("--catalog and --db exclude each other")
+    token = args.token or settings().token
     if args.catalog and not token:
-        print("ndnsci publish: --catalog needs --token or $NDNSCI_TOKEN", file=sys.stderr)
-        return 2
-    target: Target = _HttpTarget(args.catalog, token or "") if args.catalog else _DbTarget(args.db)
-    report = _Report()
+        return _usage("--catalog needs --token or $NDNSCI_TOKEN")
+    report = _Report(args.replace)
     try:
-        if args.records:
-            _publish_records(args, target, report)
-        else:
-            _publish_files(args, target, report)
-    finally:
-        target.close()
+        target: Target = (
+            _HttpTarget(args.catalog, token or "") if args.catalog else _DbTarget(args.db)
+        )
+        try:
+            if args.records:
+                _publish_records(args, target, report)
+            else:
+                _publish_files(args, target, report)
+        finally:
+            target.close()
+    except CatalogError as exc:
+        report.finish(args.quarantine)
+        print(f"ndnsci publish: {exc}", file=sys.stderr)
+        return CATALOG_FAILED
     return report.finish(args.quarantine)
+
+
+def _usage(message: str) -> int:
+    print(f"ndnsci publish: {message}", file=sys.stderr)
+    return 2
 
 
 # -- records mode ---------------------------------------------------------------------------
 
 
 def _publish_records(args: argparse.Namespace, target: Target, report: _Report) -> None:
-    # bytes: lines go to the preparing processes as they are (JSON is decoded over there)
+    # bytes: lines go on as they are (JSON is decoded by the preparing processes or the server)
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # a replaced stdin may be text only
     stream = stdin if args.records == "-" else open(args.records, "rb")  # noqa: SIM115
-    size = max(args.batch, RECORDS_BATCH)
     with stream:
         if isinstance(target, _DbTarget):
-            target.load(stream, size, args.jobs, report)
-            return
-        from ndnsci.catalog.records import record_from_line
-
-        batch: list[dict[str, Any]] = []
-        for number, line in enumerate(stream, start=1):
-            record = record_from_line(line, number)
-            if isinstance(record, tuple):
-                report.quarantine(*record)
-            elif record is not None:
-                batch.append(record)
-            if len(batch) >= size:
-                report.published(batch, target.send(batch))
-                batch = []
-        if batch:
-            report.published(batch, target.send(batch))
+            target.load(stream, max(args.batch, RECORDS_BATCH), args.jobs, args.replace, report)
+        else:
+            batch = max(args.batch, RECORDS_BATCH)  # the server's stated limit wins
+            target.publish(stream, batch=batch, replace=args.replace, on_batch=report.add)
 
 
 # -- files mode -----------------------------------------------------------------------------
@@ -133,116 +148,38 @@ def _publish_records(args: argparse.Namespace, target: Target, report: _Report) 
 
 def _publish_files(args: argparse.Namespace, target: Target, report: _Report) -> None:
     state = _SkipState(args.catalog or args.db or "default")
-    found = _found(args.dirs)
-    paths = list(found)
-    todo = paths if args.force else [p for p in paths if not state.unchanged(p)]
-    report.skipped = len(paths) - len(todo)
-    with counter(len(todo), "publishing") as advance:
-        batch: list[dict[str, Any]] = []
-        for result in _describe_all(todo, args.scheme, not args.no_checksum, args.jobs):
-            advance()
-            if "reason" in result:
-                report.quarantine(result["path"], result["reason"])
-                continue
-            result["original_path"] = found[result["_source"]]
-            batch.append(result)
-            if len(batch) >= args.batch:
-                _send_files(batch, target, report, state)
-                batch = []
-        if batch:
-            _send_files(batch, target, report, state)
-    state.close()
-
-
-def _send_files(
-    batch: list[dict[str, Any]], target: Target, report: _Report, state: _SkipState
-) -> None:
-    refused = target.send(batch)
-    report.published(batch, refused)
-    refused_sources = {r["source"] for r in refused}
-    state.remember([r for r in batch if r["_source"] not in refused_sources])
-
-
-def _found(roots: list[str]) -> dict[str, str | None]:
-    """Every file to publish (resolved, as the skip state knows it) -> its path relative to
-    the directory given, as found there (None for a file given by itself)."""
-    found: dict[str, str | None] = {}
-    for root in roots:
-        if not os.path.isdir(root):
-            found.setdefault(str(Path(root).resolve()), None)
-            continue
-        for path in walk(root):
-            found.setdefault(str(Path(path).resolve()), os.path.relpath(path, root))
-    return found
-
-
-def _describe_all(
-    paths: list[str], scheme: str, checksum: bool, jobs: int
-) -> Iterator[dict[str, Any]]:
-    if jobs <= 1 or len(paths) < 2:
-        yield from (describe(p, scheme, checksum) for p in paths)
-        return
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(_describe_args, [(p, scheme, checksum) for p in paths], chunksize=4)
-
-
-def _describe_args(item: tuple[str, str, bool]) -> dict[str, Any]:
-    return describe(*item)
-
-
-def describe(path: str, scheme: str = AUTO, checksum: bool = True) -> dict[str, Any]:
-    """One file -> a publish record, or ``{"path", "reason"}`` when it cannot be published."""
     try:
-        stat = os.stat(path)
-        metadata = _metadata(path, checksum) if path.endswith(".nc") else None
-    except Exception as exc:  # any unreadable file is quarantined, never fatal
-        return {"path": path, "reason": f"cannot read: {exc}"}
-    attributes = metadata.get("global_attributes") if metadata else None
-    translation = translate(path, scheme, attributes)
-    if not translation.ok:
-        error = translation.error
-        reason = f"{error.code}: {error.message}" if error else "cannot be named"
-        return {"path": path, "reason": reason}
-    record = {k: v for k, v in translation.to_dict().items() if k not in TRANSLATION_ONLY}
-    record["original"] = os.path.basename(path)  # the file name before corrections
-    sha256 = metadata.get("sha256") if metadata else None
-    if checksum and sha256 is None:
-        sha256 = _sha256(path)
-    return {
-        **record,
-        "metadata": metadata,
-        "size": stat.st_size,
-        "mtime": stat.st_mtime,
-        "sha256": sha256,
-        "_source": path,
-        "_mtime_ns": stat.st_mtime_ns,
-    }
+        files = found(args.dirs)
+        todo = files if args.force else {p: r for p, r in files.items() if not state.unchanged(p)}
+        report.skipped = len(files) - len(todo)
+        with counter(len(todo), "publishing") as advance:
+            described = describe_all(todo, args.scheme, not args.no_checksum, jobs=args.jobs)
 
+            def publishable() -> Iterator[Record]:
+                for item in described:
+                    advance()
+                    if isinstance(item, Quarantined):
+                        report.quarantine(item.source, item.code, item.reason)
+                    else:
+                        yield item
 
-def _metadata(path: str, checksum: bool) -> dict[str, Any]:
-    from ndnsci.translators import netcdf
+            def done(batch: PublishBatch) -> None:
+                report.add(batch)
+                state.remember(batch.published_items())
 
-    metadata = netcdf.extract(path, checksum=checksum).to_dict()
-    metadata.pop("path", None)  # names are location independent: no provider paths in the catalog
-    return metadata
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+            target.publish(publishable(), batch=args.batch, replace=args.replace, on_batch=done)
+    finally:
+        state.close()
 
 
 class _SkipState:
-    """What was published from which path (size, mtime), per target, in the user's state dir."""
+    """What was published from which file (size, mtime), per target, in the user's state
+    folder; files are told apart by their real path."""
 
     def __init__(self, target: str) -> None:
-        home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-        path = Path(home) / "ndnsci" / "publish-state.db"
+        from ndnsci._settings import settings
+
+        path = settings().state_dir / "publish-state.db"
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path)
         self.db.execute(
@@ -252,23 +189,24 @@ class _SkipState:
         self.target = target
 
     def unchanged(self, path: str) -> bool:
+        real = os.path.realpath(path)
         row = self.db.execute(
             "SELECT size, mtime_ns FROM published WHERE target = ? AND path = ?",
-            (self.target, path),
+            (self.target, real),
         ).fetchone()
         if row is None:
             return False
         try:
-            stat = os.stat(path)
+            stat = os.stat(real)
         except OSError:
             return False
         return (stat.st_size, stat.st_mtime_ns) == tuple(row)
 
-    def remember(self, records: list[dict[str, Any]]) -> None:
+    def remember(self, records: list[Record]) -> None:
         with self.db:
             self.db.executemany(
                 "INSERT OR REPLACE INTO published VALUES (?, ?, ?, ?)",
-                [(self.target, r["_source"], r["size"], r["_mtime_ns"]) for r in records],
+                [(self.target, os.path.realpath(r.path), r.size, r.mtime_ns) for r in records],
             )
 
     def close(self) -> None:
@@ -291,123 +229,171 @@ class _DbTarget:
         self.engine = make_engine(self.url)
         self.sessions = make_sessionmaker(self.engine)
 
-    def send(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from ndnsci.catalog.ingest import publish
+    def publish(
+        self,
+        items: Iterable[Any],
+        *,
+        batch: int,
+        replace: bool,
+        on_batch: Callable[[PublishBatch], None],
+    ) -> None:
+        iterator = iter(items)
+        line = 0
+        while chunk := list(islice(iterator, max(batch, 1))):
+            on_batch(self._publish_batch(chunk, line, replace))
+            line += len(chunk)
+
+    def _publish_batch(self, chunk: list[Record], first: int, replace: bool) -> PublishBatch:
+        from ndnsci.catalog.ingest import prepare, publish
         from ndnsci.catalog.records import RecordError, parse_record
 
-        parsed, refused = [], []
-        for raw in records:
+        lines = list(range(first + 1, first + len(chunk) + 1))
+        done = PublishBatch(items=chunk, lines=lines)
+        parsed, numbers, sources = [], [], []
+        for item, line in zip(chunk, lines, strict=True):
             try:
-                parsed.append(parse_record(_public(raw)))
+                parsed.append(parse_record(item.to_json()))
             except RecordError as exc:
-                refused.append({"source": raw["_source"], "reason": exc.message})
+                done.refused.append(Refused(line, item.source, exc.message))
+            else:
+                numbers.append(line)
+                sources.append(item.source)
+        prepared = prepare(parsed, lines=numbers, sources=sources, replace=replace)
         with self.sessions() as session:
-            result = publish(session, parsed)
+            result = publish(session, prepared)
             session.commit()
-        sources = {r.get("name"): r["_source"] for r in records}
-        refused += [_conflict(sources.get(n, n), held_by) for n, held_by in result.conflicts]
-        return refused
+        done.inserted, done.replaced, done.unchanged = (
+            result.inserted, result.replaced, result.unchanged,
+        )  # fmt: skip
+        done.last_seq = result.last_seq
+        done.collisions = [
+            Collision(c.line, c.given or "", c.name, c.published, c.replaced)
+            for c in result.collisions
+        ]
+        held = dict(result.conflicts)
+        done.conflicts = [
+            Conflict(line, source, r.name, held[r.name])
+            for r, line, source in zip(parsed, numbers, sources, strict=True)
+            if r.name in held
+        ]
+        return done
 
     def load(
-        self, lines: Iterable[bytes] | Iterable[str], batch: int, jobs: int, report: _Report
+        self,
+        lines: Iterable[bytes] | Iterable[str],
+        batch: int,
+        jobs: int,
+        replace: bool,
+        report: _Report,
     ) -> None:
         """JSON lines, prepared by other processes while this one writes (catalog/loader.py):
         ``jobs`` of them (at most PREPARE_PROCESSES), none for ``--jobs 1``."""
         from ndnsci.catalog.loader import load
 
         def done(prepared: Any, result: Any) -> None:
-            report.count += prepared.accepted - len(result.conflicts)
+            kept_out = sum(not c.replaced for c in result.collisions)
+            report.published += prepared.accepted - kept_out - len(result.conflicts)
             for source, reason in prepared.refused:
-                report.quarantine(source, reason)
+                report.quarantine(source, "refused", reason)
+            for c in result.collisions:
+                report.collision(Collision(c.line, c.given or "", c.name, c.published, c.replaced))
             for name, held_by in result.conflicts:
-                report.quarantine(**_conflict(name, held_by))
+                report.conflict(name, held_by)
 
         workers = min(jobs, PREPARE_PROCESSES) if jobs > 1 else 0
-        load(self.sessions, lines, batch=batch, workers=workers, done=done)
+        load(self.sessions, lines, batch=batch, workers=workers, done=done, replace=replace)
 
     def close(self) -> None:
         self.engine.dispose()
 
 
 class _HttpTarget:
-    """POSTs JSON lines to a catalog server's /api/v1/publish."""
+    """A catalog server, through the SDK's :meth:`Catalog.publish`."""
 
     def __init__(self, url: str, token: str) -> None:
-        import httpx
+        from ndnsci._client import Catalog
 
-        self.client = httpx.Client(
-            base_url=url.rstrip("/") + "/api/v1/",
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"},
-            timeout=300,
-        )
+        self.catalog = Catalog(url, token=token, timeout=300)
 
-    def send(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        body = "".join(json.dumps(_public(r)) + "\n" for r in records)
-        response = self.client.post("publish", content=body.encode())
-        if response.status_code == 422:
-            # one bad record refuses the batch: quarantine it, publish the others
-            line = response.json().get("line")
-            if isinstance(line, int) and 1 <= line <= len(records):
-                bad = records[line - 1]
-                rest = records[: line - 1] + records[line:]
-                detail = response.json().get("detail", "refused")
-                return [{"source": bad["_source"], "reason": detail}, *self.send(rest)]
-        if response.status_code != 200:
-            raise SystemExit(
-                f"ndnsci publish: {response.status_code} from the catalog: {response.text}"
-            )
-        sources = {r.get("name"): r["_source"] for r in records}
-        return [
-            _conflict(sources.get(c["name"], c["name"]), c["held_by"])
-            for c in response.json().get("conflicting", [])
-        ]
+    def publish(
+        self,
+        items: Iterable[Any],
+        *,
+        batch: int,
+        replace: bool,
+        on_batch: Callable[[PublishBatch], None],
+    ) -> None:
+        self.catalog.publish(items, replace=replace, batch=batch, on_batch=on_batch)
 
     def close(self) -> None:
-        self.client.close()
-
-
-def _conflict(source: str, held_by: str | None) -> dict[str, str]:
-    """A name another site of the federation holds: not published (docs/federation.md)."""
-    return {
-        "source": source,
-        "reason": f"the name is held by site {held_by!r}: a conflict, not published "
-        "(ndnsci catalog conflicts)",
-    }
-
-
-def _public(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if not k.startswith("_")}
+        self.catalog.close()
 
 
 # -- report ---------------------------------------------------------------------------------
 
 
 class _Report:
-    def __init__(self) -> None:
-        self.count = 0
+    """What was published, skipped, quarantined and collided: printed on stderr at the end."""
+
+    def __init__(self, replace: bool) -> None:
+        self.replace = replace
+        self.published = 0
         self.skipped = 0
         self.quarantined: list[dict[str, str]] = []
+        self.collisions: list[Collision] = []
 
-    def quarantine(self, source: str, reason: str) -> None:
-        self.quarantined.append({"source": source, "reason": reason})
+    def quarantine(self, source: str, code: str, reason: str) -> None:
+        self.quarantined.append({"source": source, "code": code, "reason": reason})
 
-    def published(self, batch: list[dict[str, Any]], refused: list[dict[str, Any]]) -> None:
-        self.count += len(batch) - len(refused)
-        self.quarantined.extend(refused)
+    def collision(self, collision: Collision) -> None:
+        self.collisions.append(collision)
+
+    def conflict(self, source: str, held_by: str | None) -> None:
+        """A name another site of the federation holds: not published (docs/federation.md)."""
+        reason = (
+            f"the name is held by site {held_by!r}: a conflict, not published "
+            "(ndnsci catalog conflicts)"
+        )
+        self.quarantine(source, "held-by-another-site", reason)
+
+    def add(self, batch: PublishBatch) -> None:
+        self.published += batch.inserted + batch.replaced + batch.unchanged
+        for refused in batch.refused:
+            self.quarantine(refused.source, "refused", refused.reason)
+        self.collisions += batch.collisions
+        for conflict in batch.conflicts:
+            self.conflict(conflict.source, conflict.held_by)
 
     def finish(self, path: str | None) -> int:
         if path:
             with open(path, "w", encoding="utf-8") as f:
-                _write_lines(f, self.quarantined)
+                _write_lines(f, [*self.quarantined, *map(_collision_entry, self.collisions)])
         for entry in self.quarantined:
             print(f"QUARANTINE {entry['source']}\n    {entry['reason']}", file=sys.stderr)
+        for c in self.collisions:
+            outcome = "replaced it" if c.replaced else "not published"
+            print(
+                f"COLLISION {c.name}\n    published from: {c.published}\n    {outcome}: {c.source}",
+                file=sys.stderr,
+            )
+        kept = sum(not c.replaced for c in self.collisions)
         print(
-            f"{self.count} published, {self.skipped} unchanged (skipped), "
-            f"{len(self.quarantined)} quarantined",
+            f"{self.published} published, {self.skipped} unchanged (skipped), "
+            f"{len(self.quarantined)} quarantined, {len(self.collisions)} name collisions"
+            + (" (the first file of each name stays; --replace to publish the other)"
+               if kept else ""),
             file=sys.stderr,
-        )
-        return 1 if self.quarantined else 0
+        )  # fmt: skip
+        return 1 if self.quarantined or kept else 0
 
 
-def _write_lines(f: IO[str], entries: list[dict[str, str]]) -> None:
+def _collision_entry(c: Collision) -> dict[str, Any]:
+    reason = f"name collision: {c.name} is published from {c.published}" + (
+        "; replaced by this file" if c.replaced else "; this file is not published"
+    )
+    return {"source": c.source, "code": "name-collision", "reason": reason, "name": c.name,
+            "published": c.published, "replaced": c.replaced}  # fmt: skip
+
+
+def _write_lines(f: IO[str], entries: list[dict[str, Any]]) -> None:
     f.writelines(json.dumps(e) + "\n" for e in entries)

@@ -1,7 +1,10 @@
 """``ndnsci scan``: translate every file under a directory and summarise what would be published.
 
 A data-centre operator runs it before publishing: how many files get a name, which correction
-rules were needed, which files cannot be named and why, and the facet values found.
+rules were needed, which files cannot be named and why, the facet values found, and the name
+collisions: different files that would get one name (``ndnsci publish`` keeps the first and
+reports the others). With ``--metadata`` files are named exactly as ``ndnsci publish`` names
+them (headers read, ``ndnsci/_describe.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-from ndnsci.cli.translate import make_converter, walk
+from ndnsci._describe import walk
+from ndnsci.cli.translate import make_converter
 from ndnsci.translators import Translation
 from ndnsci.translators.registry import AUTO
 
@@ -40,12 +44,22 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     results = [convert(path) for root in args.roots for path in walk(root)]
     summary = summarise(results)
+    summary["collisions"] = collisions(results)
     summary["seconds"] = round(time.perf_counter() - started, 3)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         print_summary(summary, args.roots)
-    return 1 if summary["failed"] else 0
+    return 1 if summary["failed"] or summary["collisions"] else 0
+
+
+def collisions(results: list[Translation]) -> list[dict[str, Any]]:
+    """Names two or more different files translate to, with every file's path, in order."""
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for r in results:
+        if r.ok and r.name is not None:
+            by_name[r.name].append(r.input)
+    return [{"name": name, "sources": paths} for name, paths in by_name.items() if len(paths) > 1]
 
 
 def summarise(results: list[Translation]) -> dict[str, Any]:
@@ -85,7 +99,8 @@ def print_summary(summary: dict[str, Any], roots: list[str]) -> None:
     out.write(
         f"Scanned {summary['files']} files under {', '.join(roots)} in {summary['seconds']} s\n"
         f"  named: {summary['named']} ({summary['corrected']} after corrections), "
-        f"could not be named: {summary['failed']}\n"
+        f"could not be named: {summary['failed']}, "
+        f"name collisions: {len(summary['collisions'])}\n"
         f"  schemes: {_counts(summary['schemes'])}\n"
     )
     if summary["facets"]:
@@ -104,6 +119,13 @@ def print_summary(summary: dict[str, Any], roots: list[str]) -> None:
         out.write("\nCould not be named\n")
         for f in summary["failures"]:
             out.write(f"  {f['input']}\n    {f['code']}: {f['message']}\n")
+    if summary["collisions"]:
+        out.write(
+            f"\nName collisions ({len(summary['collisions'])}): one name for two or more files "
+            "(`ndnsci publish` publishes the first and reports the others; --replace: the last)\n"
+        )
+        for c in summary["collisions"]:
+            out.write(f"  {c['name']}\n" + "".join(f"    {p}\n" for p in c["sources"]))
 
 
 def _counts(values: dict[str, int]) -> str:

@@ -12,9 +12,10 @@ import io
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from ndnsci._describe import walk
 from ndnsci.translators import Translation, get_translator, reverse, translate
 from ndnsci.translators.registry import AUTO, ENTRY_POINT_GROUP, UnknownSchemeError
 
@@ -48,8 +49,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--metadata",
         action="store_true",
-        help="read netCDF global attributes of existing files to fill and check components "
-        "(and to name files whose names are not DRS names from their contents)",
+        help="read the header of existing netCDF files to fill and check components (and to "
+        "name files whose names are not DRS names from their contents), as `ndnsci publish` "
+        "does; a netCDF file that cannot be read fails with the reader's code",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per input (JSON lines)")
     p.add_argument(
@@ -92,17 +94,16 @@ def make_converter(args: argparse.Namespace) -> Callable[[str], Translation]:
     if not args.metadata:
         return lambda text: translate(text, scheme)
 
-    from ndnsci.translators import netcdf
+    from ndnsci._describe import Record, describe
 
     def with_metadata(text: str) -> Translation:
-        attributes = None
-        # CMS .root files and other non-netCDF files are named from their path alone
-        if ".nc" in os.path.basename(text) and os.path.isfile(text):
-            try:
-                attributes = netcdf.naming_attributes(text)
-            except netcdf.MetadataError as exc:
-                print(f"ndnsci: {exc} [{exc.code}]; named from its path only", file=sys.stderr)
-        return translate(text, scheme, attributes)
+        if not os.path.isfile(text):
+            return translate(text, scheme)  # a name, an ESGF id, an LFN: no file to read
+        # a file is named exactly as `ndnsci publish` names it (ndnsci/_describe.py)
+        described = describe(text, scheme, checksum=False, header=False)
+        if isinstance(described, Record):
+            return described.translation
+        return described.to_translation()
 
     return with_metadata
 
@@ -137,13 +138,6 @@ def _stdin_chunks() -> Iterator[list[str]]:
 def _decode(line: bytes) -> str:
     # surrogateescape keeps undecodable bytes of real file names round-trippable
     return line.rstrip(b"\r").decode("utf-8", "surrogateescape")
-
-
-def walk(root: str) -> Iterable[str]:
-    for directory, subdirs, files in os.walk(root):
-        subdirs.sort()
-        for file in sorted(files):
-            yield os.path.join(directory, file)
 
 
 class _JsonWriter:

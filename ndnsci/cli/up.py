@@ -49,10 +49,9 @@ def register(subparsers: Any) -> None:
 
 def default_data() -> Path:
     """The sample archive `ndnsci up` publishes: kept, so its files stay for a look."""
-    import os
+    from ndnsci._settings import settings
 
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "ndnsci" / "sample"
+    return settings().share_dir / "sample"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,21 +9,15 @@ directly (an install made some other way).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ndnsci._settings import settings
 from ndnsci.errors import NativePlaneError
 
 
 def cache_root() -> Path:
-    explicit = os.environ.get("NDNSCI_NATIVE_CACHE")
-    if explicit:
-        return Path(explicit)
-    if os.geteuid() == 0:
-        return Path("/var/cache/ndnsci/native")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ndnsci" / "native"
+    return settings().native_cache
 
 
 @dataclass(frozen=True)
@@ -49,9 +43,8 @@ class Build:
             return ""
 
 
-def _find(env: str, link: str, probe: str) -> Build | None:
-    explicit = os.environ.get(env)
-    prefix = Path(explicit) if explicit else cache_root() / link
+def _find(explicit: Path | None, link: str, probe: str) -> Build | None:
+    prefix = explicit or cache_root() / link
     if not (prefix / probe).exists():
         return None
     if not explicit and not (prefix / ".complete").exists():
@@ -61,12 +54,12 @@ def _find(env: str, link: str, probe: str) -> Build | None:
 
 def ndn_dpdk() -> Build | None:
     """The NDN-DPDK build (``bin/ndndpdk-svc``), or None."""
-    return _find("NDNSCI_NDNDPDK_PREFIX", "ndn-dpdk", "bin/ndndpdk-svc")
+    return _find(settings().ndn_dpdk_prefix, "ndn-dpdk", "bin/ndndpdk-svc")
 
 
 def ndnc() -> Build | None:
     """The NDNc build (``bin/ndncft-client``), or None."""
-    return _find("NDNSCI_NDNC_PREFIX", "ndnc", "bin/ndncft-client")
+    return _find(settings().ndnc_prefix, "ndnc", "bin/ndncft-client")
 
 
 def require_ndn_dpdk() -> Build:

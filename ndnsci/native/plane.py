@@ -56,7 +56,9 @@ NDNC_SOCKET_DIR = Path("/run/ndn")  # NDNc puts its memif sockets there (mgmt/cl
 
 
 def run_dir() -> Path:
-    return Path(os.environ.get("NDNSCI_NATIVE_RUN") or "/run/ndnsci/native")
+    from ndnsci._settings import settings
+
+    return settings().native_run
 
 
 @dataclass

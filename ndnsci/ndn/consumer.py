@@ -224,7 +224,9 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 
 def hotloop() -> str:
     """The per-packet code transfers run now: ``"c"`` or ``"python"`` (``$NDNSCI_HOTLOOP``)."""
-    wanted = os.environ.get(HOTLOOP_ENV, "auto").strip().lower() or "auto"
+    from ndnsci._settings import settings
+
+    wanted = settings().hotloop
     if wanted not in ("auto", "c", "python"):
         raise ValueError(f"{HOTLOOP_ENV}={wanted!r}: auto, c or python")
     if wanted == "c" and _hotloop is None:

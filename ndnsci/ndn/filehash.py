@@ -24,6 +24,8 @@ import queue
 import threading
 from pathlib import Path
 
+from ndnsci._settings import settings
+
 log = logging.getLogger(__name__)
 
 # (real path, size, mtime ns, ctime ns): one version of a file's content
@@ -35,11 +37,7 @@ def file_key(path: bytes, st: os.stat_result) -> FileKey:
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get("NDNSCI_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "ndnsci"
+    return settings().cache_dir
 
 
 def sha256_file(path: bytes | str) -> bytes:

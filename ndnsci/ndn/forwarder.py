@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ndnsci._settings import settings
 from ndnsci.errors import ForwarderError, TransportError
 from ndnsci.ndn import tlv
-from ndnsci.ndn.transport import Face, default_socket
+from ndnsci.ndn.transport import Face
 
 VERSION = "v1.5.3"
 CS_PER_THREAD_MAX = 65535
@@ -37,7 +38,7 @@ def repo_dir() -> Path | None:
 
 def binary(build: bool = False) -> Path:
     """The ndnd binary: ``$NDND``, the one build.sh made, or ``ndnd`` on PATH."""
-    explicit = os.environ.get("NDND")
+    explicit = settings().ndnd
     if explicit:
         return Path(explicit)
     repo = repo_dir()
@@ -102,10 +103,10 @@ def socket_path(explicit: str | None = None) -> Path:
     """--socket, else the socket of NDN_CLIENT_TRANSPORT when unix://, else the default."""
     if explicit:
         return Path(explicit)
-    transport = os.environ.get("NDN_CLIENT_TRANSPORT", "")
-    if transport.startswith("unix://"):
-        return Path(transport[len("unix://") :])
-    return Path(os.environ.get("NDNSCI_FW_SOCK") or default_socket())
+    found = settings()
+    if found.transport.startswith("unix://"):
+        return Path(found.transport[len("unix://") :])
+    return found.fw_sock or found.default_socket
 
 
 def cs_settings(capacity: int | None) -> dict[str, str]:

@@ -16,17 +16,14 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ndnsci._settings import settings
 from ndnsci.errors import PublisherKeyError
 
 DEFAULT_NAME = "default"
 
 
 def config_dir() -> Path:
-    explicit = os.environ.get("NDNSCI_CONFIG_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
-    return Path(base) / "ndnsci"
+    return settings().config_dir
 
 
 def key_path(name: str = DEFAULT_NAME) -> Path:

@@ -1,20 +1,20 @@
 """NDN names as URIs (``/CMIP5/output1/.../v=1700000000/seg=3``) and as encoded components.
 
 Loose input, strict output: :func:`from_uri` accepts what users type (percent escapes, typed
-``v=``/``seg=``/``32=`` components, a trailing slash) and yields encoded components; every
-other module works on those. The URI syntax is python-ndn's (and ndnd's): checked against
-``ndn.encoding.Name`` in the tests.
+``v=``/``seg=``/``32=`` components, a trailing slash, ``//`` for an empty component as
+python-ndn writes it) and yields encoded components; every other module works on those.
+Component values are written and read by the one URI codec of ndnsci,
+:mod:`ndnsci.translators.names` (periods-only components per the NDN URI spec), so a name the
+translators build and the name the data plane sends are the same; the wire encoding is checked
+against python-ndn's in the tests.
 """
 
 from __future__ import annotations
 
-import string
-
 from ndnsci.errors import InvalidNameError
 from ndnsci.ndn import tlv
+from ndnsci.translators import names as uri_codec
 
-# RFC 3986 unreserved characters are written as they are; everything else is %XX-escaped
-_PLAIN = frozenset((string.ascii_letters + string.digits + "-._~").encode())
 _NUMBERED = {
     "seg": tlv.SEGMENT,
     "off": tlv.BYTE_OFFSET,
@@ -66,29 +66,17 @@ def _int(text: str, part: str) -> int:
 
 
 def _unescape(text: str) -> bytes:
-    out = bytearray()
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "%":
-            try:
-                out.append(int(text[i + 1 : i + 3], 16))
-            except ValueError as exc:
-                raise InvalidNameError(f"bad percent escape in {text!r}") from exc
-            if len(text[i + 1 : i + 3]) != 2:
-                raise InvalidNameError(f"bad percent escape in {text!r}")
-            i += 3
-        else:
-            out += ch.encode()
-            i += 1
-    return bytes(out)
+    if not text:
+        return b""  # "/a//b": python-ndn's and ndnd's spelling of an empty component
+    try:
+        return uri_codec.value_from_uri(text)
+    except ValueError as exc:
+        raise InvalidNameError(str(exc)) from None
 
 
 def to_uri(components: list[bytes] | tuple[bytes, ...]) -> str:
     """URI of encoded components (the inverse of :func:`from_uri`)."""
-    uri = "/" + "/".join(component_to_uri(c) for c in components)
-    # a trailing empty component needs its own slash ("/a//" is /a plus an empty component)
-    return uri + "/" if components and components[-1] == b"\x08\x00" else uri
+    return "/" + "/".join(component_to_uri(c) for c in components)
 
 
 def value_to_uri(name_value: bytes) -> str:
@@ -102,7 +90,7 @@ def component_to_uri(comp: bytes) -> str:
         return f"{_NUMBERED_NAMES[typ]}={int.from_bytes(value, 'big')}"
     if typ in _HEX_NAMES:
         return f"{_HEX_NAMES[typ]}={value.hex()}"
-    text = "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in value)
+    text = uri_codec.value_to_uri(bytes(value))
     return text if typ == tlv.GENERIC else f"{typ}={text}"
 
 

@@ -36,6 +36,7 @@ from ndnsci.ndn import control, rdr, tlv
 from ndnsci.ndn.filehash import FileKey, HashCache, file_key
 from ndnsci.ndn.keys import PublisherKey
 from ndnsci.ndn.transport import Face
+from ndnsci.translators.names import UnsafePathError, safe_relative_path
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +109,10 @@ def plain_parts(path_comps: list[bytes]) -> list[bytes]:
         if tlv.component_type(comp) != tlv.GENERIC:
             raise NotServed("path components must be generic name components")
         value = tlv.component_value(comp)
-        if value in (b"", b".", b"..") or b"/" in value or b"\0" in value:
-            raise NotServed("not a plain file name")
+        try:
+            safe_relative_path([os.fsdecode(value)])
+        except UnsafePathError:
+            raise NotServed("not a plain file name") from None
         if len(value) > NAME_MAX:
             raise NotServed("file name too long")
         parts.append(value)

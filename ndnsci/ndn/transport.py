@@ -11,14 +11,13 @@ parses them in place. Writes are batched: a list of packets goes out in one ``se
 from __future__ import annotations
 
 import contextlib
-import os
 import select
 import socket
-import tempfile
 import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from ndnsci._settings import settings
 from ndnsci.errors import TransportError
 from ndnsci.ndn import tlv
 
@@ -31,15 +30,12 @@ _IOV_MAX = 1024
 
 def default_socket() -> str:
     """The socket ``ndnsci forwarder start`` (and ``deploy/forwarder/run.sh``) listens on."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
-        return os.path.join(runtime, "ndnsci", "nfd.sock")
-    return os.path.join(tempfile.gettempdir(), f"ndnsci-{os.getuid()}", "nfd.sock")
+    return str(settings().default_socket)
 
 
 def transport_uri() -> str:
     """The forwarder every ndnsci command talks to."""
-    return os.environ.get(ENV) or f"unix://{default_socket()}"
+    return settings().transport or f"unix://{default_socket()}"
 
 
 def parse_transport(uri: str) -> tuple[int, str | tuple[str, int]]:

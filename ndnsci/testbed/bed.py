@@ -352,16 +352,9 @@ class Testbed:
                 self.start_http(node.name, data, node.http_port)
 
     def _publisher_key(self) -> None:
-        from ndnsci._stack import _restore
-        from ndnsci.ndn import keys
+        from ndnsci._stack import ensure_key
 
-        saved = os.environ.get("NDNSCI_CONFIG_DIR")
-        os.environ["NDNSCI_CONFIG_DIR"] = str(self.rundir / "config")
-        try:
-            if not keys.key_path().exists():
-                keys.create()
-        finally:
-            _restore("NDNSCI_CONFIG_DIR", saved)
+        ensure_key(self.rundir / "config")
 
     def start_producer(
         self, node: str, root: Path, prefix: str, segment_size: int = 8000, *, route: bool = True

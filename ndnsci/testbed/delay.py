@@ -21,9 +21,11 @@ from ndnsci.errors import TestbedError
 
 def binary() -> Path:
     """The nsci-delay binary: ``$NSCI_DELAY``, else built by deploy/testbed/build.sh."""
-    explicit = os.environ.get("NSCI_DELAY")
-    if explicit:
-        return Path(explicit)
+    from ndnsci._settings import settings
+
+    explicit = settings().delay_binary
+    if explicit is not None:
+        return explicit
     from ndnsci.ndn.forwarder import repo_dir
 
     repo = repo_dir()

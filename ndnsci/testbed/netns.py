@@ -35,7 +35,9 @@ SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 def state_dir() -> Path:
     """Where testbed records live: ``$NDNSCI_TESTBED_STATE``, else /run/ndnsci-testbed."""
-    return Path(os.environ.get("NDNSCI_TESTBED_STATE") or "/run/ndnsci-testbed")
+    from ndnsci._settings import settings
+
+    return settings().testbed_state
 
 
 def run(argv: list[str], *, timeout: float = COMMAND_TIMEOUT, check: bool = True) -> str:

@@ -9,7 +9,14 @@ Schemes are plugins registered under the ``ndnsci.translators`` entry-point grou
 '/CMS/store/mc/RunIISummer20UL18NanoAODv9/TTTo2L2Nu_TuneCP5_13TeV-powheg-pythia8/NANOAODSIM/106X_upgrade2018_realistic_v16_L1v1-v1/280000/0C9E1F2B.root'
 """
 
-from ndnsci.translators._core import Correction, Facets, Translation, TranslationError, Translator
+from ndnsci.translators._core import (
+    Aggregation,
+    Correction,
+    Facets,
+    Translation,
+    TranslationError,
+    Translator,
+)
 from ndnsci.translators.registry import (
     UnknownSchemeError,
     detect,
@@ -20,6 +27,7 @@ from ndnsci.translators.registry import (
 )
 
 __all__ = [
+    "Aggregation",
     "Correction",
     "Facets",
     "Translation",

@@ -7,11 +7,77 @@ error. It never raises on bad input: the error is part of the result.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 Facets = dict[str, str | None]
+
+# C0 and C1 control characters (NUL, newline, ESC, DEL, ...) and the lone surrogates that
+# undecodable file-name bytes become: no file name, name component or catalog text holds them
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+#: where ``netcdf.naming_attributes`` lists the attributes it derived from a file's contents
+#: (the main variable, the time coverage from the time axis) rather than read from its header:
+#: a translator that names a file with them says so (``time-range-from-axis``)
+DERIVED_ATTRIBUTES = "ndnsci:derived"
+
+
+def derived_keys(attributes: Mapping[str, Any] | None) -> frozenset[str]:
+    """The attribute names ``attributes`` says were derived from the contents (lower case)."""
+    try:
+        value = (attributes or {}).get(DERIVED_ATTRIBUTES)
+        if isinstance(value, str):
+            value = value.split()
+        if isinstance(value, list | tuple):
+            return frozenset(str(v).lower() for v in value)
+    except Exception:  # a broken mapping must not break naming
+        pass
+    return frozenset()
+
+
+def control_character(text: str) -> re.Match[str] | None:
+    """The first control character (or lone surrogate) in ``text``, else None: the one screen
+    every translator, and the catalog, applies to text.
+
+    >>> control_character("tas\x00_Amon.nc").start()
+    3
+    """
+    return _CONTROL.search(text)
+
+
+class Rejected(Exception):
+    """Internal to translators: the input cannot be named. Raised deep in a translator's
+    parsing and turned into a failed :class:`Translation` (``code``, ``message``) at its
+    ``translate``/``reverse`` entry, so it never reaches a caller."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def screen_control(text: str, what: str) -> None:
+    """Rejected (``control-character``) when ``text`` holds a control character; ``what``
+    says what the text is, for the message (``"file names and paths"``, ``"CMS LFNs"``)."""
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        raise Rejected(
+            "control-character",
+            f"control or undecodable character {bad.group()!r} at offset {bad.start()}: "
+            f"{what} cannot contain it",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregation:
+    """How intake-esm groups a scheme's files into datasets (the catalog's export): the facet
+    naming each file's variable, and the facets that together name a dataset."""
+
+    variable: str
+    groupby: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +160,8 @@ class Translator:
     facet_keys: ClassVar[tuple[str, ...]]
     #: one line for listings
     description: ClassVar[str] = ""
+    #: how intake-esm aggregates this scheme's files (None: the files are not aggregated)
+    aggregation: ClassVar[Aggregation | None] = None
 
     def guess(self, text: str) -> int:
         """How likely ``text`` is of this scheme, 0 (not at all) to 100, for ``--scheme auto``.

@@ -66,3 +66,8 @@ def drs_time_range(start: str, end: str, digits: int, climatology: bool = False)
 def _digits(point: tuple[int, int, int, int, int, int]) -> str:
     year, month, day, hour, minute, second = point
     return f"{year:04d}{month:02d}{day:02d}{hour:02d}{minute:02d}{second:02d}"
+
+
+def precision_pattern(digits: int) -> str:
+    """How a DRS time point of ``digits`` digits is written: 6 -> ``'yyyymm'``."""
+    return "yyyymmddhhmmss"[:digits]

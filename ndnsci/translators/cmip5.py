@@ -24,8 +24,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ndnsci.translators._core import Correction, Facets, Translation, Translator, failure
-from ndnsci.translators._time import drs_time_range
+from ndnsci.translators._core import (
+    DERIVED_ATTRIBUTES,
+    Aggregation,
+    Correction,
+    Facets,
+    Rejected,
+    Translation,
+    Translator,
+    control_character,
+    derived_keys,
+    failure,
+    screen_control,
+)
+from ndnsci.translators._time import drs_time_range, precision_pattern
 from ndnsci.translators.cmip5_tables import (
     CMIP6_ONLY_TABLES,
     EXPERIMENTS,
@@ -95,7 +107,6 @@ _FAST = re.compile(
     r"(([A-Za-z0-9]+)_([A-Za-z0-9]+)_\3_\4_\8(?:_(\d+)-(\d+)(-clim)?)?\.nc)\Z"  # 15 file, 16-20
 )
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _UNRESERVED_NAME = re.compile(r"[A-Za-z0-9\-._~/]*")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 _ENSEMBLE = re.compile(r"r\d+i\d+p\d+", re.IGNORECASE)
@@ -118,15 +129,6 @@ _PROJECTS = frozenset(
 )
 # Words an archive puts above the DRS tree: never an institute even where one is expected.
 _NOT_INSTITUTES = frozenset(("cmip5", "cmip", "data", "output", "output1", "output2", "files"))
-
-
-class _Reject(Exception):
-    """Internal: the input cannot be named; becomes a failed Translation, never escapes."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _show(text: str, limit: int = 80) -> str:
@@ -186,6 +188,11 @@ class CMIP5Translator(Translator):
     root = ROOT
     facet_keys = FACET_KEYS
     description = "CMIP5 DRS file names, paths and ESGF ids (/CMIP5/<product>/.../<file>)"
+    # a dataset is a DRS directory without its version: one atomic dataset's variables
+    aggregation = Aggregation(
+        "variable",
+        ("product", "institute", "model", "experiment", "frequency", "realm", "table", "ensemble"),
+    )
 
     def guess_attributes(self, attributes: Mapping[str, Any]) -> int:
         project = _attribute_texts(attributes).get("project_id")
@@ -210,13 +217,13 @@ class CMIP5Translator(Translator):
                 return fast
         try:
             return _translate_slow(text, attributes)
-        except _Reject as reject:
+        except Rejected as reject:
             return failure(text, SCHEME, reject.code, reject.message)
 
     def reverse(self, name: str) -> Translation:
         try:
             return _reverse(name)
-        except _Reject as reject:
+        except Rejected as reject:
             return failure(name, SCHEME, reject.code, reject.message)
 
 
@@ -302,7 +309,7 @@ def _translate_slow(text: str, attributes: Mapping[str, Any] | None) -> Translat
         parsed: list[Correction] = []
         file = _parse_stem(stem, parsed)
         corrections.extend(parsed)
-    except _Reject as reject:
+    except Rejected as reject:
         if reject.code != "not-drs-filename" or attrs is None:
             raise
         original = stem + base[len(id_stem) :]  # the file name, without an ESGF id's dataset
@@ -317,20 +324,14 @@ def _translate_slow(text: str, attributes: Mapping[str, Any] | None) -> Translat
 
 def _screen(text: str) -> None:
     if not text:
-        raise _Reject("empty-input", "empty input: give a CMIP5 file name, DRS path or ESGF id")
+        raise Rejected("empty-input", "empty input: give a CMIP5 file name, DRS path or ESGF id")
     if len(text) > MAX_INPUT:
-        raise _Reject(
+        raise Rejected(
             "input-too-long",
             f"input of {len(text)} characters (limit {MAX_INPUT}): not a file path; "
             f"starts {_show(text, 40)}",
         )
-    bad = _CONTROL.search(text)
-    if bad is not None:
-        raise _Reject(
-            "control-characters",
-            f"control character {bad.group()!r} at offset {bad.start()}: "
-            "file names and paths cannot contain it",
-        )
+    screen_control(text, "file names and paths")
 
 
 def _split_path(text: str) -> tuple[list[str], str]:
@@ -341,7 +342,7 @@ def _split_path(text: str) -> tuple[list[str], str]:
     if "|" in base and base.lower().startswith("cmip5."):
         base = base.partition("|")[0]  # ESGF search ids end in |<data node>
     if not base:
-        raise _Reject(
+        raise Rejected(
             "not-drs-filename",
             f"{_show(text)} ends with '/': a directory, not a file; name the files in it",
         )
@@ -354,14 +355,14 @@ def _strip_extension(base: str, corrections: list[Correction]) -> str:
         return base[:-3]
     sidecar = _SIDECAR.search(base)
     if sidecar is not None:
-        raise _Reject(
+        raise Rejected(
             "sidecar-file",
             f"{_show(base)} is a .{sidecar.group(1)} file about a netCDF file, not the data; "
             "publish the .nc file it describes",
         )
     variant = _NETCDF_VARIANT.search(base)
     if variant is None:
-        raise _Reject(
+        raise Rejected(
             "not-netcdf",
             f"{_show(base)} does not end in '.nc': CMIP5 files are netCDF files named "
             "<variable>_<table>_<model>_<experiment>_<ensemble>[_<time>].nc",
@@ -381,14 +382,14 @@ def _split_esgf_id(stem: str) -> tuple[str, list[str]]:
     if project not in _PROJECTS:
         return stem, []
     if project != "cmip5":
-        raise _Reject(
+        raise Rejected(
             "other-project",
             f"ESGF id of project {project!r}, not CMIP5: {_show(stem)}; "
             "use the translator of that project",
         )
     parts = stem.split(".")
     if len(parts) < 10:
-        raise _Reject(
+        raise Rejected(
             "not-drs-filename",
             f"ESGF id {_show(stem)} has {len(parts)} '.'-separated fields; expected "
             "cmip5.<product>.<institute>.<model>.<experiment>.<frequency>.<realm>.<table>"
@@ -411,7 +412,7 @@ def _parse_stem(stem: str, corrections: list[Correction]) -> _FileName:
         return _parse_gridspec(fields, corrections)
     at = _ensemble_index(fields)
     if at != 4:
-        raise _Reject(*_diagnose_fields(stem, fields, at))
+        raise Rejected(*_diagnose_fields(stem, fields, at))
     time_range, geo = _parse_suffix(stem, fields, corrections)
     return _FileName(
         variable=_token(fields[0], "variable", stem),
@@ -431,7 +432,7 @@ def _parse_gridspec(fields: list[str], corrections: list[Correction]) -> _FileNa
     stem = "_".join(fields)
     realm = _REALM_BY_LOWER.get(fields[1].lower())
     if realm is None or fields[2] != "fx" or _ENSEMBLE.fullmatch(fields[5]) is None:
-        raise _Reject(
+        raise Rejected(
             "not-drs-filename",
             f"{_show(stem)}: a gridspec file is named gridspec_<realm>_fx_<model>_<experiment>"
             "_r0i0p0",
@@ -511,7 +512,7 @@ def _parse_suffix(
         geo = rest[0]
         rest = rest[1:]
     if rest:
-        raise _Reject(*_extra_fields(stem, fields, rest))
+        raise Rejected(*_extra_fields(stem, fields, rest))
     return time_range, geo
 
 
@@ -519,7 +520,7 @@ def _time_range(time: re.Match[str], stem: str, corrections: list[Correction]) -
     start, end, clim = time.groups()
     for point in (start, end):
         if point is not None and len(point) not in _PRECISIONS:
-            raise _Reject(
+            raise Rejected(
                 "bad-time-range",
                 f"{_show(stem)}: time point {point!r} has {len(point)} digits; CMIP5 writes "
                 "4 (yyyy), 6, 8, 10, 12 or 14 (yyyymmddhhmmss)",
@@ -554,7 +555,7 @@ def _extra_fields(stem: str, fields: list[str], rest: list[str]) -> tuple[str, s
 
 def _token(value: str, what: str, stem: str) -> str:
     if _TOKEN.fullmatch(value) is None:
-        raise _Reject(
+        raise Rejected(
             "not-drs-filename",
             f"{_show(stem)}: {what} {_show(value, 40)} must be letters, digits and '-'",
         )
@@ -565,8 +566,8 @@ def _canonical_table(value: str, stem: str, corrections: list[Correction]) -> st
     table = _TABLE_BY_LOWER.get(value.lower())
     if table is None:
         if value in CMIP6_ONLY_TABLES:
-            raise _Reject("cmip6-name", f"{_show(stem)}: table {value!r} is CMIP6; use cmip6")
-        raise _Reject(
+            raise Rejected("cmip6-name", f"{_show(stem)}: table {value!r} is CMIP6; use cmip6")
+        raise Rejected(
             "unknown-mip-table",
             f"{_show(stem)}: {_show(value, 40)} is not a CMIP5 MIP table "
             f"({', '.join(sorted(TABLES, key=str.lower))})",
@@ -833,6 +834,9 @@ def _attribute_texts(attributes: Mapping[str, Any]) -> dict[str, str]:
             text = _attribute_text(value)
             if text is not None:
                 texts[lower] = text
+    derived = derived_keys(attributes)
+    if derived:
+        texts[DERIVED_ATTRIBUTES] = " ".join(sorted(derived))
     return texts
 
 
@@ -854,7 +858,7 @@ def _attribute_text(value: Any) -> str | None:
         text = str(value).strip()
     except Exception:  # hostile objects (a raising __str__ or tolist) count as absent
         return None
-    return text if text and _CONTROL.search(text) is None else None
+    return text if text and control_character(text) is None else None
 
 
 def _attribute_table(value: str | None) -> str | None:
@@ -915,7 +919,7 @@ def _read_attribute_realm(draft: _Draft, value: str | None) -> None:
 
 
 def _file_from_attributes(
-    stem: str, original: str, attrs: dict[str, str], reject: _Reject, corrections: list[Correction]
+    stem: str, original: str, attrs: dict[str, str], reject: Rejected, corrections: list[Correction]
 ) -> _FileName:
     """The DRS file name the attributes give a file whose own name is not one.
 
@@ -926,15 +930,15 @@ def _file_from_attributes(
     """
     at = _ensemble_index(stem.split("_"))
     if at is not None and at >= 4:
-        raise _Reject(
+        raise Rejected(
             reject.code,
             f"{reject.message}; the name holds a DRS name with extra fields (a derived file), "
             "so it is not renamed from the global attributes",
         )
     try:
-        file, time_source = _attribute_file_name(stem, attrs)
+        file, time_source, from_axis = _attribute_file_name(stem, attrs)
     except ValueError as exc:
-        raise _Reject(
+        raise Rejected(
             reject.code, f"{reject.message}; cannot rebuild it from the global attributes: {exc}"
         ) from None
     canonical = file.canonical()
@@ -945,11 +949,16 @@ def _file_from_attributes(
             f"global attributes{time_source}",
         )
     )
+    if from_axis is not None:
+        corrections.append(from_axis)
     return file
 
 
-def _attribute_file_name(stem: str, attrs: dict[str, str]) -> tuple[_FileName, str]:
-    """The file name components of the attributes and where the time range came from.
+def _attribute_file_name(
+    stem: str, attrs: dict[str, str]
+) -> tuple[_FileName, str, Correction | None]:
+    """The file name components of the attributes, where the time range came from, and the
+    ``time-range-from-axis`` correction when it came from the file's time axis.
 
     Raises ValueError naming the first attribute that is missing or not a CMIP5 value.
     """
@@ -976,7 +985,7 @@ def _attribute_file_name(stem: str, attrs: dict[str, str]) -> tuple[_FileName, s
             if ensemble is None
             else f"ensemble {_show(ensemble, 40)} is not r<N>i<N>p<N>"
         )
-    time_range, source = _attribute_time_range(stem, table, attrs)
+    time_range, source, from_axis = _attribute_time_range(stem, table, attrs)
     file = _FileName(
         variable=variable,
         table=table,
@@ -985,7 +994,7 @@ def _attribute_file_name(stem: str, attrs: dict[str, str]) -> tuple[_FileName, s
         ensemble=ensemble.lower(),
         time_range=time_range,
     )
-    return file, source
+    return file, source, from_axis
 
 
 def _attribute_token(attrs: dict[str, str], key: str) -> str:
@@ -997,12 +1006,17 @@ def _attribute_token(attrs: dict[str, str], key: str) -> str:
     return value
 
 
-def _attribute_time_range(stem: str, table: str, attrs: dict[str, str]) -> tuple[str | None, str]:
+def _attribute_time_range(
+    stem: str, table: str, attrs: dict[str, str]
+) -> tuple[str | None, str, Correction | None]:
     """The time range of a file named from its attributes: from ``time_coverage_start/end`` at
-    the precision of the table's frequency, else a range the old name carries; fx: none."""
-    precision = TIME_PRECISION.get(TABLES[table][0])
+    the precision of the table's frequency (derived from the time axis when the file states
+    none: recorded as ``time-range-from-axis``), else a range the old name carries; fx: none.
+    """
+    frequency = TABLES[table][0]
+    precision = TIME_PRECISION.get(frequency)
     if precision is None:
-        return None, ""  # fx: time-invariant
+        return None, "", None  # fx: time-invariant
     start, end = attrs.get("time_coverage_start"), attrs.get("time_coverage_end")
     if start is not None and end is not None:
         time_range = drs_time_range(start, end, *precision)
@@ -1011,13 +1025,21 @@ def _attribute_time_range(stem: str, table: str, attrs: dict[str, str]) -> tuple
                 f"time_coverage_start/time_coverage_end {_show(start, 30)}/{_show(end, 30)} "
                 "are not ISO 8601 dates"
             )
-        return time_range, " (time range from time_coverage_start/time_coverage_end)"
+        if "time_coverage_start" not in attrs.get(DERIVED_ATTRIBUTES, "").split():
+            return time_range, " (time range from time_coverage_start/time_coverage_end)", None
+        from_axis = Correction(
+            "time-range-from-axis",
+            f"time range {time_range!r} from the time axis: first and last records {start} "
+            f"and {end}, written {precision_pattern(precision[0])} as the DRS sets for table "
+            f"{table}'s {frequency} data (the file states no time_coverage_start/end)",
+        )
+        return time_range, " (time range from the time axis)", from_axis
     found = _TIME_SEARCH.search(stem)
     if found is not None and {len(found.group(1)), len(found.group(2))} <= _PRECISIONS:
-        return found.group(), " (time range kept from the file name)"
+        return found.group(), " (time range kept from the file name)", None
     raise ValueError(
-        f"no time_coverage_start/time_coverage_end attributes (table {table!r} has a time axis) "
-        "and no time range in the name"
+        f"table {table!r} has a time axis, and the file has no decodable one, no "
+        "time_coverage_start/time_coverage_end attributes and no time range in its name"
     )
 
 
@@ -1057,7 +1079,7 @@ def _institute_by_rule(draft: _Draft) -> str:
     model = draft.file.model
     institutes = MODEL_INSTITUTES.get(model)
     if institutes is None:
-        raise _Reject(
+        raise Rejected(
             "unknown-institute",
             f"cannot tell the institute of model {model!r}: give the DRS path "
             "(.../<institute>/<model>/...) or the file's attributes (institute_id)",
@@ -1133,11 +1155,11 @@ def _reverse(name: str) -> Translation:
     try:
         parts = split_name(name)
     except ValueError as exc:
-        raise _Reject("invalid-name", f"not an NDN name of generic components: {exc}") from None
+        raise Rejected("invalid-name", f"not an NDN name of generic components: {exc}") from None
     if not parts or parts[0] != ROOT:
-        raise _Reject("wrong-root", f"CMIP5 names start with /{ROOT}/: {_show(name)}")
+        raise Rejected("wrong-root", f"CMIP5 names start with /{ROOT}/: {_show(name)}")
     if len(parts) != _COMPONENTS:
-        raise _Reject(
+        raise Rejected(
             "wrong-component-count",
             f"{_show(name)} has {len(parts)} components; a CMIP5 name has {_COMPONENTS}: "
             f"/{ROOT}/<product>/<institute>/<model>/<experiment>/<frequency>/<realm>/<table>"
@@ -1161,11 +1183,11 @@ def _reverse(name: str) -> Translation:
 
 def _canonical_file(filename: str) -> _FileName:
     if not filename.endswith(".nc"):
-        raise _Reject("invalid-component", f"file name {_show(filename)} does not end in '.nc'")
+        raise Rejected("invalid-component", f"file name {_show(filename)} does not end in '.nc'")
     corrections: list[Correction] = []
     file = _parse_stem(filename[:-3], corrections)
     if corrections:
-        raise _Reject(
+        raise Rejected(
             "not-canonical",
             f"file name {_show(filename)} is not canonical: translate it to get its name",
         )
@@ -1191,7 +1213,7 @@ def _check_components(parts: list[str], file: _FileName) -> None:
     )
     for what, ok in checks:
         if not ok:
-            raise _Reject(
+            raise Rejected(
                 "invalid-component",
                 f"{what} component of {_show('/'.join(parts))} is invalid or disagrees with "
                 "the file name",

@@ -28,8 +28,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ndnsci.translators._core import Correction, Facets, Translation, Translator, failure
-from ndnsci.translators._time import drs_time_range
+from ndnsci.translators._core import (
+    Aggregation,
+    Correction,
+    Facets,
+    Rejected,
+    Translation,
+    Translator,
+    control_character,
+    derived_keys,
+    failure,
+    screen_control,
+)
+from ndnsci.translators._time import drs_time_range, precision_pattern
 from ndnsci.translators.cmip6_tables import (
     ACTIVITIES,
     EXPERIMENT_ACTIVITY,
@@ -94,15 +105,6 @@ _BRANDING_RE = re.compile(r"[a-z0-9]+-[a-z0-9]+-[a-z0-9]+-[a-z0-9]+")
 _SIDECARS = (".md5", ".sha256", ".sha1", ".json", ".xml", ".log", ".tmp", ".part")
 _NAME_PREFIXES = ("/CMIP6/", "ndn:/CMIP6/", "CMIP6.")
 _UNRESERVED_NAME = re.compile(r"[A-Za-z0-9\-._~/]*")
-
-
-class _Failure(Exception):
-    """Internal: aborts one translation with a structured error (caught in _Job.run)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _failed(text: str, code: str, message: str) -> Translation:
@@ -174,6 +176,18 @@ class CMIP6Translator(Translator):
     root = ROOT
     facet_keys = FACET_KEYS
     description = "CMIP6 DRS paths, file names and ESGF ids"
+    aggregation = Aggregation(
+        "variable_id",
+        (
+            "activity_id",
+            "institution_id",
+            "source_id",
+            "experiment_id",
+            "member_id",
+            "table_id",
+            "grid_label",
+        ),
+    )
 
     def guess_attributes(self, attributes: Mapping[str, Any]) -> int:
         a = _Attributes(attributes)
@@ -191,7 +205,7 @@ class CMIP6Translator(Translator):
 
     def translate(self, text: str, attributes: Mapping[str, Any] | None = None) -> Translation:
         stripped = text.strip()
-        if not attributes:
+        if not attributes and control_character(stripped) is None:  # else: _Job screens it
             fast = _fast_path(text, stripped)
             if fast is not None:
                 return fast
@@ -320,6 +334,7 @@ class _Job:
         self.text = text
         self.src = stripped
         self.attrs = _Attributes(attributes)
+        self.derived = derived_keys(attributes)
         self.facets: Facets = _facets((None,) * 10)
         self.corrections: list[Correction] = []
         self.leaf: str | None = None
@@ -329,7 +344,7 @@ class _Job:
             self._parse()
             self._check_attributes()
             self._fill_gaps()
-        except _Failure as exc:
+        except Rejected as exc:
             return _failed(self.text, exc.code, exc.message)
         return self._result()
 
@@ -340,11 +355,12 @@ class _Job:
 
     def _parse(self) -> None:
         if not self.src:
-            raise _Failure("empty", "nothing to translate: give a CMIP6 file name, path or id")
+            raise Rejected("empty", "nothing to translate: give a CMIP6 file name, path or id")
+        screen_control(self.src, "file names and paths")
         for key in ("mip_era", "project_id"):  # CMIP5 files say project_id="CMIP5"
             era = self.attrs.get(key)
             if era is not None and era != ROOT:
-                raise _Failure(
+                raise Rejected(
                     "not-cmip6", f"the global attribute {key} is {era!r}, not a CMIP6 file"
                 )
         if "/" not in self.src and self.src.startswith("CMIP6."):
@@ -360,7 +376,7 @@ class _Job:
     def _parse_esgf_id(self, text: str) -> None:
         match = _ESGF_ID_RE.fullmatch(text)
         if match is None or match.group(1) not in ACTIVITIES or match.group(6) not in TABLES:
-            raise _Failure(
+            raise Rejected(
                 "not-drs",
                 "not an ESGF CMIP6 id: expected CMIP6.<activity_id>.<institution_id>.<source_id>."
                 "<experiment_id>.<member_id>.<table_id>.<variable_id>.<grid_label>[.<version>]"
@@ -377,7 +393,7 @@ class _Job:
 
     def _parse_filename(self, leaf: str) -> None:
         if not leaf.endswith(".nc"):
-            raise _Failure("not-netcdf", _not_netcdf_message(leaf))
+            raise Rejected("not-netcdf", _not_netcdf_message(leaf))
         self.leaf = leaf
         stem = leaf[:-3]
         match = _STEM_RE.fullmatch(stem)
@@ -406,7 +422,7 @@ class _Job:
         missing = self._filename_from_attributes(stem, reason)
         if missing is not None:
             hint = f" (no {missing} attribute to rebuild it from)" if self.attrs else ""
-            raise _Failure("not-drs", f"{self.leaf!r} is not a CMIP6 DRS file name: {reason}{hint}")
+            raise Rejected("not-drs", f"{self.leaf!r} is not a CMIP6 DRS file name: {reason}{hint}")
 
     def _filename_from_attributes(self, stem: str, reason: str) -> str | None:
         """Rebuild the file name from the attributes; None when done, else the first attribute
@@ -425,39 +441,51 @@ class _Job:
                 return key
         problem = _dataset_problem(*values)
         if problem is not None:
-            raise _Failure("invalid-attribute", f"global attributes: {problem}")
+            raise Rejected("invalid-attribute", f"global attributes: {problem}")
         self._set_dataset(*values)
-        time_range, source = self._attribute_time_range(stem)
+        time_range, source, from_axis = self._attribute_time_range(stem)
         self.facets["time_range"] = time_range
         self.correct(
             "filename-from-attributes",
             f"'{self.leaf}' -> '{canonical_filename(self.facets)}': {reason}; "
             f"rebuilt from the global attributes{source}",
         )
+        if from_axis is not None:
+            self.corrections.append(from_axis)
         return None
 
-    def _attribute_time_range(self, stem: str) -> tuple[str | None, str]:
+    def _attribute_time_range(self, stem: str) -> tuple[str | None, str, Correction | None]:
         """From time_coverage_start/end at the precision of the frequency attribute (the same
         rule as CMIP5), else a range the old name carries; fx files have none."""
         a = self.attrs
         frequency = a.get("frequency")
         if frequency == "fx":
-            return None, ""
+            return None, "", None
         precision = TIME_PRECISION.get(frequency or "")
         start, end = a.get("time_coverage_start"), a.get("time_coverage_end")
         if precision is not None and start is not None and end is not None:
             time_range = drs_time_range(start, end, *precision)
+            if time_range is not None and "time_coverage_start" in self.derived:
+                from_axis = Correction(
+                    "time-range-from-axis",
+                    f"time range {time_range!r} from the time axis: first and last records "
+                    f"{start} and {end}, written {precision_pattern(precision[0])} as the DRS "
+                    f"sets for frequency {frequency!r} (the file states no "
+                    "time_coverage_start/end)",
+                )
+                return time_range, " (time range from the time axis)", from_axis
             if time_range is not None:
-                return time_range, " (time range from time_coverage_start/time_coverage_end)"
+                source = " (time range from time_coverage_start/time_coverage_end)"
+                return time_range, source, None
         found = _TIME_SEARCH.search(stem)
         if found is None:
-            return None, ""
-        return f"{found.group(1)}-{found.group(2)}{found.group(3) or ''}", ""
+            return None, "", None
+        return f"{found.group(1)}-{found.group(2)}{found.group(3) or ''}", "", None
 
     def _parse_dataset_dirs(self, dirs: list[str]) -> None:
         k = _rindex_member(dirs)
         if k is None or k < 2 or k + 3 >= len(dirs):
-            raise _Failure(
+            raise Rejected(
                 "not-drs",
                 "not a CMIP6 file or dataset directory: expected .../<activity_id>/"
                 "<institution_id>/<source_id>/<experiment_id>/<member_id>/<table_id>/"
@@ -469,7 +497,7 @@ class _Job:
             *dirs[k + 1 : k + 4],
         )
         if _dataset_problem(source, experiment, member, table, variable, grid) is not None:
-            raise _Failure(
+            raise Rejected(
                 "not-drs",
                 f"{'/'.join(dirs[k - 2 : k + 4])!r} is not <source_id>/<experiment_id>/"
                 "<member_id>/<table_id>/<variable_id>/<grid_label> of the CMIP6 DRS",
@@ -494,7 +522,7 @@ class _Job:
         expected = [f["table_id"], f["variable_id"], f["grid_label"]][: len(tail)]
         # a table directory below the member says the tree is a DRS tree: it must agree
         if tail and tail[0] in TABLES and tail != expected:
-            raise _Failure(
+            raise Rejected(
                 "inconsistent",
                 f"the path says {'/'.join(tail)!r} but the file name says "
                 f"{'/'.join(str(e) for e in expected)!r}: the file is filed in the wrong "
@@ -518,7 +546,7 @@ class _Job:
     def _require_same(self, values: tuple[str | None, ...], where: str) -> None:
         for key, value in zip(_DATASET_KEYS, values, strict=True):
             if self.facets[key] != value:
-                raise _Failure(
+                raise Rejected(
                     "inconsistent",
                     f"{where} says {key} {value!r} but the file name says {self.facets[key]!r}",
                 )
@@ -588,7 +616,7 @@ class _Job:
         activities = (self.attrs.get("activity_id") or "").split()
         if activities:
             if activities[0] not in ACTIVITIES:
-                raise _Failure(
+                raise Rejected(
                     "invalid-attribute",
                     f"global attribute activity_id={activities[0]!r} is not a CMIP6 activity",
                 )
@@ -601,7 +629,7 @@ class _Job:
             return activities[0]
         activity = EXPERIMENT_ACTIVITY.get(str(experiment))
         if activity is None:
-            raise _Failure(
+            raise Rejected(
                 "missing-facet",
                 f"activity_id unknown: experiment {experiment!r} is not in the rule table and "
                 "neither a DRS path nor the global attributes give it; translate the full DRS "
@@ -615,14 +643,14 @@ class _Job:
         attribute = self.attrs.get("institution_id")
         if attribute is not None:
             if _ID_RE.fullmatch(attribute) is None:
-                raise _Failure(
+                raise Rejected(
                     "invalid-attribute",
                     f"global attribute institution_id={attribute!r} is not a CMIP6 identifier",
                 )
             return attribute
         institutions = SOURCE_INSTITUTIONS.get(str(source))
         if institutions is None:
-            raise _Failure(
+            raise Rejected(
                 "missing-facet",
                 f"institution_id unknown: model {source!r} is not in the rule table and "
                 "neither a DRS path nor the global attributes give it; translate the full DRS "
@@ -640,7 +668,7 @@ class _Job:
         if attribute is not None:
             version = f"v{attribute}" if attribute.isdigit() else attribute
             if _VERSION_RE.fullmatch(version) is None:
-                raise _Failure(
+                raise Rejected(
                     "invalid-attribute",
                     f"global attribute version={attribute!r} is not vYYYYMMDD",
                 )
@@ -730,20 +758,20 @@ def _not_netcdf_message(leaf: str) -> str:
 def _reject_other_schemes(tokens: list[str]) -> None:
     """Raise for names of other conventions that only look like CMIP6 file names."""
     if tokens[0] in ("CMIP6", "CMIP5", "CMIP"):
-        raise _Failure(
+        raise Rejected(
             "derived-product",
             "an ESMValTool/ESMValCore output name (<project>_<dataset>_<mip>_<exp>_<ensemble>_"
             "<variable>_...): derived data, not a CMIP6 file",
         )
     if "glb" in tokens or any(_BRANDING_RE.fullmatch(t) for t in tokens):
-        raise _Failure(
+        raise Rejected(
             "cmip7-name",
             "a CMIP7 (MIP-DS7) file name with branded variable or region, not CMIP6; "
             "it needs a CMIP7 naming scheme",
         )
     k = _rindex_member(tokens)
     if k is not None and k + 1 < len(tokens) and _NG_GRID_RE.fullmatch(tokens[k + 1]):
-        raise _Failure(
+        raise Rejected(
             "derived-product",
             f"a cmip6-ng (ETH Zurich next-generation archive) file: table {tokens[1]!r}, grid "
             f"{tokens[k + 1]!r}; derived (regridded, aggregated) data, not a CMIP6 file",

@@ -25,8 +25,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ndnsci.translators._core import Correction, Facets, Translation, Translator, failure
-from ndnsci.translators.names import build_name, split_name
+from ndnsci.translators._core import (
+    Correction,
+    Facets,
+    Rejected,
+    Translation,
+    Translator,
+    failure,
+    screen_control,
+)
+from ndnsci.translators.names import UnsafePathError, build_name, safe_relative_path, split_name
 
 SCHEME = "cms"
 ROOT = "CMS"
@@ -47,8 +55,6 @@ _PLACEHOLDER = re.compile(
     r"|\.{3}"  # an ellipsis standing for elided segments
 )
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-# C0 and C1 controls, and the lone surrogates that undecodable file-name bytes become
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _TIER = re.compile(r"[A-Z][A-Z0-9-]*")
 _OFFICIAL = re.compile(
     r"([^/]+)/([^/]+)/([A-Z][A-Z0-9-]*)/([^/]+)"  # era / primary dataset / tier / processing
@@ -62,15 +68,6 @@ _OFFICIAL_AREAS = frozenset({"mc", "data", "hidata", "himc", "relval", "express"
 _WRAPPERS = frozenset({"temp", "t0temp", "unmerged", "backfill", "lustre", "test"})
 _AREAS = _OFFICIAL_AREAS | _WRAPPERS | {"user", "group", "results", "lhe"}
 _PREFIXES = ("/store/", "/CMS/", "ndn:/CMS/")
-
-
-class _Failure(Exception):
-    """Internal: aborts one translation with a structured error."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class CMSTranslator(Translator):
@@ -98,7 +95,7 @@ class CMSTranslator(Translator):
         try:
             lfn_text = _to_lfn(stripped, corrections)
             _check_lfn(lfn_text)
-        except _Failure as exc:
+        except Rejected as exc:
             return _failed(text, exc.code, exc.message)
         return _named(text, lfn_text, build_name([ROOT, *lfn_text[1:].split("/")]), corrections)
 
@@ -111,7 +108,7 @@ class CMSTranslator(Translator):
             _check_lfn(lfn_text)
         except ValueError as exc:
             return _failed(name, "invalid-name", str(exc))
-        except _Failure as exc:
+        except Rejected as exc:
             return _failed(name, exc.code, exc.message)
         return _named(name, lfn_text, build_name([ROOT, *lfn_text[1:].split("/")]), [])
 
@@ -166,17 +163,17 @@ def _failed(text: str, code: str, message: str) -> Translation:
 def _to_lfn(text: str, corrections: list[Correction]) -> str:
     """The LFN in an LFN, a site path or URL (``root://host//store/...``) or a CMS name."""
     if not text:
-        raise _Failure("empty", "nothing to translate: give a CMS LFN (/store/...)")
+        raise Rejected("empty", "nothing to translate: give a CMS LFN (/store/...)")
     if text.startswith(("/CMS/", "ndn:/CMS/")):
         try:
             return lfn(text)
         except ValueError as exc:
-            raise _Failure("invalid-name", str(exc)) from None
+            raise Rejected("invalid-name", str(exc)) from None
     if text.startswith("/store/") or text == "/store":
         return text
     at = text.find("/store/")
     if at < 0:
-        raise _Failure("not-an-lfn", f"CMS logical file names start with /store/, got {text!r}")
+        raise Rejected("not-an-lfn", f"CMS logical file names start with /store/, got {text!r}")
     prefix, lfn_text = text[:at], text[at:]
     if "://" in prefix:
         lfn_text = lfn_text.split("?", 1)[0].split("#", 1)[0]
@@ -191,23 +188,17 @@ def _to_lfn(text: str, corrections: list[Correction]) -> str:
 
 def _check_lfn(text: str) -> None:
     """Raise unless ``text`` is an LFN that names one file safely inside /store."""
-    control = _CONTROL.search(text)
-    if control is not None:
-        raise _Failure(
-            "control-character",
-            f"the LFN holds the control or undecodable character {control.group()!r} at "
-            f"offset {control.start()}; CMS LFNs are printable text",
-        )
+    screen_control(text, "CMS LFNs (printable text)")
     placeholder = _PLACEHOLDER.search(text)
     if placeholder is not None:
-        raise _Failure(
+        raise Rejected(
             "placeholder",
             f"{placeholder.group()!r} is a pattern or template placeholder, not part of a file "
             f"name: {text!r} stands for many LFNs; expand it first",
         )
     escape = _PERCENT_ESCAPE.search(text)
     if escape is not None:
-        raise _Failure(
+        raise Rejected(
             "percent-escape",
             f"the LFN holds the percent-escape {escape.group()!r}: CMS LFNs are plain text, "
             "decode it first",
@@ -218,18 +209,20 @@ def _check_lfn(text: str) -> None:
 def _check_segments(text: str) -> None:
     segments = text[1:].split("/")
     if segments[-1] == "":
-        raise _Failure("not-a-file", f"{text!r} ends in '/': a directory, not a file")
+        raise Rejected("not-a-file", f"{text!r} ends in '/': a directory, not a file")
     if len(segments) < 2 or segments[0] != "store":
-        raise _Failure("not-a-file", f"{text!r} names no file below /store")
+        raise Rejected("not-a-file", f"{text!r} names no file below /store")
     if "" in segments:
-        raise _Failure("empty-segment", f"{text!r} has an empty segment ('//')")
-    if "." in segments or ".." in segments:
-        raise _Failure("unsafe-path", f"{text!r} has a '.' or '..' segment: it could leave /store")
+        raise Rejected("empty-segment", f"{text!r} has an empty segment ('//')")
+    try:
+        safe_relative_path(segments)
+    except UnsafePathError as exc:
+        raise Rejected("unsafe-path", f"{text!r} could leave /store: {exc}") from None
     if len(text.encode("utf-8")) > MAX_LFN_BYTES:
-        raise _Failure("too-long", f"the LFN is longer than {MAX_LFN_BYTES} bytes")
+        raise Rejected("too-long", f"the LFN is longer than {MAX_LFN_BYTES} bytes")
     longest = max(segments, key=len)
     if len(longest.encode("utf-8")) > MAX_SEGMENT_BYTES:
-        raise _Failure(
+        raise Rejected(
             "too-long",
             f"segment {longest[:40]!r}... is longer than {MAX_SEGMENT_BYTES} bytes",
         )

@@ -1,42 +1,87 @@
-"""NDN name URIs for translators: build and split names of generic components.
+"""NDN name URIs and the relative paths names map to: the one codec every part of ndnsci uses.
 
 Names are written in the NDN URI scheme (NDN packet spec, "NDN URI Scheme"): each component is
-percent-encoded except the unreserved characters ``A-Z a-z 0-9 - . _ ~``, and a component made only
-of periods gets three more periods. Translators only emit generic components; typed components
-(version, segment) are added by the data plane.
+percent-encoded except the unreserved characters ``A-Z a-z 0-9 - . _ ~`` (escapes in upper-case
+hex), and a component made only of periods, the empty one included, gets three more periods
+(``...`` is the empty component, ``....`` is ``.``). Translators emit generic components with
+:func:`build_name`; the data plane (:mod:`ndnsci.ndn.name`) encodes the typed ones (version,
+segment) and writes every component value with :func:`value_to_uri`, so both agree on every name.
+
+Peers differ on the periods rule: ndn-cxx and NDNts (the portal's NDN library) follow the spec;
+python-ndn and NDNd read a periods-only component literally. The wire encoding of a name is the
+same everywhere (``tests/translators/test_names.py`` checks ours against python-ndn's); only the
+URI text of such a component differs, and the catalog refuses ``.``/``..`` components anyway.
+
+:func:`safe_relative_path` is the one check that a name or a path stays below the directory it
+is joined to (downloads, served trees, manifests, original paths, CMS LFNs).
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import quote, unquote
+from collections.abc import Sequence
+from urllib.parse import quote_from_bytes, unquote_to_bytes
 
-_SAFE = "-._~"
-_NEEDS_ESCAPE = re.compile(r"[^A-Za-z0-9\-._~]")
+_PLAIN_TEXT = re.compile(r"[A-Za-z0-9._~-]*")
+_PLAIN_BYTES = re.compile(rb"[A-Za-z0-9._~-]*")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_SEPARATORS = ("/", "\\", "\x00")
+
+
+class UnsafePathError(ValueError):
+    """A name or path that could leave the directory it is meant to stay below."""
+
+
+def value_to_uri(value: bytes) -> str:
+    """One component value (bytes) in NDN URI form.
+
+    >>> value_to_uri(b"tas_Amon.nc"), value_to_uri(b"a b"), value_to_uri(b"."), value_to_uri(b"")
+    ('tas_Amon.nc', 'a%20b', '....', '...')
+    """
+    if _PLAIN_BYTES.fullmatch(value) is not None:
+        text = value.decode("ascii")
+    else:
+        text = quote_from_bytes(value, safe="-._~")
+    return text + "..." if not text.strip(".") else text
+
+
+def value_from_uri(text: str) -> bytes:
+    """The component value a URI component stands for (the inverse of :func:`value_to_uri`).
+
+    Characters outside the unreserved set are accepted as their UTF-8 bytes (loose input).
+
+    Raises:
+        ValueError: a ``%`` not followed by two hex digits, or a periods-only component of
+            fewer than three periods (``.`` and ``..`` name no component).
+    """
+    if not text.strip("."):
+        if len(text) < 3:
+            raise ValueError(
+                f"invalid name component {text!r}: '.' and '..' name no component in an NDN "
+                "URI (a component of periods is written with three more: '....' is '.')"
+            )
+        return text[3:].encode("ascii")
+    if "%" not in text:
+        return text.encode("utf-8", "surrogateescape")
+    # one spelling per component: a '%' not followed by two hex digits is not an escape
+    if _BAD_ESCAPE.search(text) is not None:
+        raise ValueError(f"invalid percent-escape in name component {text!r}")
+    return unquote_to_bytes(text)
 
 
 def escape_component(text: str) -> str:
-    """One component in NDN URI form."""
-    if _NEEDS_ESCAPE.search(text) is not None:
-        text = quote(text, safe=_SAFE)
-    if text.strip(".") == "":
-        return text + "..."
-    return text
+    """One component (text, UTF-8) in NDN URI form."""
+    if _PLAIN_TEXT.fullmatch(text) is not None and text.strip("."):
+        return text  # the common case, without a round trip through bytes
+    return value_to_uri(text.encode("utf-8"))
 
 
 def unescape_component(text: str) -> str:
-    """Inverse of :func:`escape_component`; raises ValueError on a malformed component."""
-    if text.strip(".") == "":
-        if len(text) < 3:
-            raise ValueError(f"invalid name component {text!r}: periods-only needs 3 or more")
-        return text[3:]
-    if "%" in text:
-        # one spelling per component: a '%' not followed by two hex digits is not an escape
-        if _BAD_ESCAPE.search(text) is not None:
-            raise ValueError(f"invalid percent-escape in name component {text!r}")
-        return unquote(text, errors="strict")
-    return text
+    """Inverse of :func:`escape_component`; ValueError on a malformed component (or one whose
+    bytes are not UTF-8)."""
+    if _PLAIN_TEXT.fullmatch(text) is not None and text.strip("."):
+        return text
+    return value_from_uri(text).decode("utf-8")
 
 
 def build_name(components: list[str]) -> str:
@@ -62,3 +107,32 @@ def split_name(name: str) -> list[str]:
             raise ValueError(f"typed component {part!r} is not part of a file name")
         out.append(unescape_component(part))
     return out
+
+
+def safe_relative_path(path: str | Sequence[str]) -> str:
+    """``path`` (``/``-separated text, or its components) as a relative path that stays below
+    any directory it is joined to.
+
+    >>> safe_relative_path("CMIP5/output1/tas.nc"), safe_relative_path(["CMS", "store", "a.root"])
+    ('CMIP5/output1/tas.nc', 'CMS/store/a.root')
+
+    Raises:
+        UnsafePathError: the path is empty or absolute, or a component is empty, ``.``, ``..``,
+            or holds a separator (``/``, ``\\``) or NUL: joined to a directory, it could
+            name the directory itself, its parent, or something outside it.
+    """
+    if isinstance(path, str):
+        if path.startswith(("/", "\\")):
+            raise UnsafePathError(f"{path!r} is an absolute path, not one below a directory")
+        parts: Sequence[str] = path.split("/")
+    else:
+        parts = path
+    if not parts or parts == [""]:
+        raise UnsafePathError("an empty path names no file")
+    for part in parts:
+        if part in ("", ".", "..") or any(s in part for s in _SEPARATORS):
+            raise UnsafePathError(
+                f"{'/'.join(parts)!r} has the component {part!r}: not a plain file or "
+                "directory name (empty, '.', '..', or holding '/', '\\\\' or NUL)"
+            )
+    return "/".join(parts)

@@ -58,6 +58,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NamedTuple
 
+from ndnsci.translators._core import DERIVED_ATTRIBUTES
+
 __all__ = [
     "COORDINATE_READ_LIMIT",
     "DimensionInfo",
@@ -74,6 +76,7 @@ __all__ = [
     "extract",
     "main_variable",
     "mip_table",
+    "naming_and_metadata",
     "naming_attributes",
     "read_global_attributes",
     "sha256_file",
@@ -313,16 +316,23 @@ def naming_attributes(path: str | os.PathLike[str]) -> dict[str, Any]:
     - ``time_coverage_start``/``time_coverage_end`` (ACDD): ISO 8601 times of the first and last
       time coordinate values, the records a CMIP DRS time range names (not the cell bounds: a
       monthly mean of January 1850 is ``1850-01-16T12:00:00``), decoded with cftime in the
-      axis's calendar. For a CF climatology (``time:climatology``) they are the climatology
-      bounds' first and last instants, the period the DRS names a climatology by. Absent when
-      there is no time axis or it cannot be decoded.
+      axis's calendar. When the axis has cell bounds, a record time outside its cell or on its
+      upper bound (a mean stamped at the period's end) is replaced by the cell's middle, so
+      the time is in the period the record stands for. For a CF climatology
+      (``time:climatology``) they are the climatology bounds' first and last instants, the
+      period the DRS names a climatology by. Absent when there is no time axis or it cannot be
+      decoded.
 
-    Header only: one open, two values of the time axis read (its first and last), no data
-    variable read.
+    The names of what was derived are listed under ``"ndnsci:derived"``
+    (``translators._core.DERIVED_ATTRIBUTES``): a translator that names the file with them
+    records it. Header only: one open, the first and last time values (and their cells' bounds)
+    read, no data variable read.
 
     >>> attributes = naming_attributes("tests/data/netcdf/edge/esmvalcore_tas_nondrs_name.nc")
     >>> [attributes[k] for k in ("variable_id", "time_coverage_start", "time_coverage_end")]
     ['tas', '1850-01-16T12:00:00', '1850-02-15T00:00:00']
+    >>> attributes["ndnsci:derived"]
+    ['time_coverage_end', 'time_coverage_start', 'variable_id']
 
     Raises:
         MetadataError: the file cannot be read as netCDF (see the module docstring for codes).
@@ -349,6 +359,25 @@ def extract(path: str | os.PathLike[str], checksum: bool = False) -> FileMetadat
     if checksum:
         meta.sha256 = sha256_file(path)
     return meta
+
+
+def naming_and_metadata(
+    path: str | os.PathLike[str], checksum: bool = False
+) -> tuple[dict[str, Any], FileMetadata]:
+    """:func:`naming_attributes` and :func:`extract` of one file, from one open (what a
+    catalog publishes: the name and the header).
+
+    Raises:
+        MetadataError: the file cannot be read as netCDF (see the module docstring for codes).
+    """
+    path = os.fspath(path)
+    ds, info = _open(path)
+    with ds:
+        naming: dict[str, Any] = _guarded(path, _naming_attributes, ds)
+        meta: FileMetadata = _guarded(path, _read_header, ds, path, info)
+    if checksum:
+        meta.sha256 = sha256_file(path)
+    return naming, meta
 
 
 def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
@@ -729,7 +758,10 @@ def _naming_attributes(ds: Any) -> dict[str, Any]:
         derived["variable_id"] = main_variable(by_name.values())
     if "time_coverage_start" in wanted or "time_coverage_end" in wanted:
         derived["time_coverage_start"], derived["time_coverage_end"] = _naming_times(ds, by_name)
-    attributes.update((k, v) for k, v in derived.items() if k in wanted and v is not None)
+    added = sorted(k for k, v in derived.items() if k in wanted and v is not None)
+    attributes.update((k, derived[k]) for k in added)
+    if added:
+        attributes[DERIVED_ATTRIBUTES] = added  # the translators record where they came from
     return attributes
 
 
@@ -746,9 +778,37 @@ def _naming_times(ds: Any, by_name: Mapping[str, VariableInfo]) -> tuple[str | N
         first, last = _bounds_range(ds, bounds.name, length, warnings)
     else:
         first, last = _first_last(ds.variables[info.name], length, info.name, warnings)
+        cells = _bounds_of(info, by_name, warnings)
+        if cells is not None and info.shape and length:
+            first, last = _records_in_cells(ds.variables[cells], length, first, last, warnings)
     calendar = _text(attribute(info.attributes, "calendar")) or "standard"
     start, end = _decode_times([first, last], info.units, calendar, info, warnings)
     return start, end
+
+
+def _records_in_cells(
+    bounds: Any, length: int, first: float | None, last: float | None, warnings: list[Issue]
+) -> tuple[float | None, float | None]:
+    """The first and last record times, checked against their cells' bounds: a time that lies
+    in its cell (lower bound included) is kept; one outside it, or on its upper bound (a
+    model that stamps a monthly mean at the month's end), or missing, is replaced by the
+    cell's middle, which is in the period the record stands for (``time-range-from-axis``)."""
+    rows = _values(bounds, (_ends(length), slice(None)), bounds.name, warnings)
+    vertices = int(bounds.shape[-1]) if bounds.ndim else 0
+    if vertices < 1 or len(rows) != vertices * (2 if length > 1 else 1):
+        return first, last
+    cells = [rows[:vertices], rows[-vertices:]]
+    return _in_cell(first, cells[0]), _in_cell(last, cells[1])
+
+
+def _in_cell(value: float | None, cell: list[float | None]) -> float | None:
+    ends = [v for v in cell if v is not None]
+    if not ends:
+        return value
+    low, high = min(ends), max(ends)
+    if value is not None and low <= value < high:
+        return value
+    return (low + high) / 2
 
 
 def _read_header(ds: Any, path: str, info: os.stat_result) -> FileMetadata:

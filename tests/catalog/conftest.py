@@ -165,9 +165,12 @@ def ndjson(records: list[dict[str, Any]]) -> bytes:
 def publish(client: Client, token: str) -> Any:
     """``publish(records)`` -> the JSON answer of POST /publish (asserting success)."""
 
-    def _publish(records: list[dict[str, Any]]) -> dict[str, Any]:
+    def _publish(records: list[dict[str, Any]], replace: bool = False) -> dict[str, Any]:
         response = client.post(
-            "/publish", content=ndjson(records), headers={"Authorization": f"Bearer {token}"}
+            "/publish",
+            content=ndjson(records),
+            headers={"Authorization": f"Bearer {token}"},
+            params={"replace": "true"} if replace else {},
         )
         assert response.status_code == 200, response.text
         return dict(response.json())

@@ -119,6 +119,25 @@ def test_intake_esm_export(client, published):
     assert over_http.json()["assets"] == {"column_name": "url", "format": "opendap"}
 
 
+def test_export_aggregation_comes_from_the_scheme_translator(client, published, monkeypatch):
+    """No scheme is hard-coded in the service: each translator (entry points) says how its
+    files group into datasets, and one without that says nothing is aggregated."""
+    from ndnsci.translators import Aggregation, get_translator
+
+    cmip6 = client.get("/export/intake-esm", params={"scheme": "cmip6"}).json()
+    assert cmip6["aggregation_control"]["groupby_attrs"] == list(
+        get_translator("cmip6").aggregation.groupby
+    )
+    assert (
+        "aggregation_control"
+        not in client.get("/export/intake-esm", params={"scheme": "cms"}).json()
+    )
+    monkeypatch.setattr(type(get_translator("cms")), "aggregation", Aggregation("tier", ("era",)))
+    cms = client.get("/export/intake-esm", params={"scheme": "cms"}).json()
+    assert cms["aggregation_control"]["variable_column_name"] == "tier"
+    assert cms["aggregation_control"]["groupby_attrs"] == ["era"]
+
+
 def test_health_and_stats(client, published):
     assert client.get("/health").json()["status"] == "ok"
     stats = client.get("/stats").json()

@@ -140,7 +140,7 @@ def test_an_empty_publish_answers_the_catalogs_last_seq(client, publish, token):
     assert response.status_code == 200
     assert response.json() == {
         "inserted": 0, "replaced": 0, "unchanged": 0, "conflicts": 0, "conflicting": [],
-        "last_seq": 3,
+        "last_seq": 3, "collisions": [],
     }  # fmt: skip
 
 

@@ -104,10 +104,10 @@ def test_the_same_catalog_whatever_prepares_it(sessions, workers, kind):
 def test_a_failing_worker_stops_the_load_and_keeps_the_committed_batches(sessions, monkeypatch):
     prepare = loader.prepare_lines
 
-    def broken(lines: Any, first: int) -> loader.Batch:
+    def broken(lines: Any, first: int, replace: bool = False) -> loader.Batch:
         if first > BATCH:  # the second batch onwards
             raise RuntimeError("a bug in preparing")
-        return prepare(lines, first)
+        return prepare(lines, first, replace)
 
     monkeypatch.setattr(loader, "prepare_lines", broken)  # the forked workers inherit it
     with pytest.raises(RuntimeError, match="a bug in preparing"):

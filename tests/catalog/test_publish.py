@@ -24,7 +24,8 @@ def test_republishing_the_same_records_changes_nothing(client, publish, session)
     again = publish(list(cmip5_records()))
     assert first["inserted"] == len(cmip5_records())
     assert again == {"inserted": 0, "replaced": 0, "unchanged": len(cmip5_records()),
-                     "last_seq": first["last_seq"], "conflicts": 0, "conflicting": []}  # fmt: skip
+                     "last_seq": first["last_seq"], "collisions": [], "conflicts": 0,
+                     "conflicting": []}  # fmt: skip
     assert consistency.check(session) == len(cmip5_records())
 
 
@@ -112,16 +113,86 @@ def test_a_bad_line_rejects_the_request_with_its_number(client, token, session, 
     body = "\n".join([good[0], good[1], "", line, good[2]]) + "\n"
     response = client.post("/publish", content=body.encode(), headers=auth(token))
     assert response.status_code == 422, response.text
-    assert response.json()["line"] == 4
+    assert response.json()["line"] == 4 and response.json()["code"] == "invalid-records"
     assert response.json()["detail"].startswith("line 4: ")
+    assert [r["line"] for r in response.json()["refused"]] == [4]
     assert consistency.check(session) == 0  # nothing half-written
 
 
-def test_too_many_records_in_one_request(client, token, session):
+def test_every_bad_line_is_reported_at_once(client, token, session):
+    """A publisher drops them all and sends the rest once: no line-by-line re-sends."""
+    lines = [json.dumps(r) for r in cmip5_records()[:8]]
+    for at, (_, bad) in zip((1, 4, 7), BAD_RECORDS[:3], strict=True):
+        lines[at] = bad
+    response = client.post("/publish", content="\n".join(lines).encode(), headers=auth(token))
+    assert response.status_code == 422
+    assert [r["line"] for r in response.json()["refused"]] == [2, 5, 8]
+    assert "and 2 more lines" in response.json()["detail"]
+    assert consistency.check(session) == 0
+
+
+def test_too_many_records_is_a_limit_refusal_not_a_bad_record(client, token, session):
+    """The limits are stated by /limits; a request over them is 413 batch-too-large, with
+    the limits again, and no line is blamed."""
+    limits = client.get("/limits").json()
+    assert limits["max_publish_records"] == 1000  # the test app's setting
     body = ndjson([{**RECORD, "name": f"/CMIP5/x/{i}.nc"} for i in range(1001)])
     response = client.post("/publish", content=body, headers=auth(token))
-    assert response.status_code == 422 and "send batches" in response.json()["detail"]
+    assert response.status_code == 413, response.text
+    answer = response.json()
+    assert answer["code"] == "batch-too-large" and "line" not in answer
+    assert (answer["max_records"], answer["max_bytes"]) == (1000, limits["max_publish_bytes"])
     assert consistency.check(session) == 0
+    assert client.post("/publish", content=ndjson([RECORD] * 1000), headers=auth(token)).is_success
+
+
+def test_a_body_over_the_byte_limit_is_refused_before_it_is_read(client_with, token, session):
+    """The body limit's 413 is a publish's batch-too-large: a publisher cuts its batch."""
+    c = client_with(max_publish_bytes=2000)
+    body = ndjson([RECORD] * 10)
+    assert len(body) > 2000
+    response = c.post("/publish", content=body, headers=auth(token))
+    assert response.status_code == 413
+    answer = response.json()
+    assert (answer["code"], answer["max_bytes"], answer["max_records"]) == (
+        "batch-too-large", 2000, 1000,
+    )  # fmt: skip
+    assert consistency.check(session) == 0
+
+
+def _files_of_one_name() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The real case: one file name under .../6hrLev/... and .../6hrPlev/... of an archive,
+    two different files that translate to one name."""
+    first = {**RECORD, "original_path": "output1/x/6hr/atmos/6hrLev/r1i1p1/ta/f.nc",
+             "sha256": "a" * 64, "size": 10}  # fmt: skip
+    second = {**first, "original_path": first["original_path"].replace("6hrLev", "6hrPlev"),
+              "sha256": "b" * 64, "size": 20}  # fmt: skip
+    return first, second
+
+
+def test_a_collision_inside_one_request_keeps_the_first(client, publish, session):
+    first, second = _files_of_one_name()
+    answer = publish([first, second])
+    assert answer["inserted"] == 1
+    assert answer["collisions"] == [
+        {"line": 2, "name": RECORD["name"], "published": first["original_path"],
+         "given": second["original_path"], "replaced": False},
+    ]  # fmt: skip
+    assert client.get("/files" + RECORD["name"]).json()["size"] == 10
+    assert consistency.check(session) == 1
+
+
+def test_the_same_file_again_is_an_update_not_a_collision(client, publish, session):
+    first, _ = _files_of_one_name()
+    publish([first])
+    moved = {**first, "original_path": "elsewhere/f.nc"}  # same content, another place
+    grown = {**moved, "sha256": "c" * 64, "size": 30}  # same place, new content
+    answer = publish([moved])
+    assert (answer["replaced"], answer["collisions"]) == (1, [])
+    answer = publish([grown])
+    assert (answer["replaced"], answer["collisions"]) == (1, [])
+    assert client.get("/files" + RECORD["name"]).json()["size"] == 30
+    assert consistency.check(session) == 1
 
 
 def test_undecodable_body(client, token, session):
@@ -183,10 +254,19 @@ def test_the_original_file_name_is_kept_returned_and_searchable(client, publish,
     for q in ("legacy", "copy", "layout"):
         found = client.get("/search", params={"q": q}).json()["results"]
         assert [r["name"] for r in found] == [stated["name"]], q
-    # the same name from another original is a new version; the old one is in the history
+    # the same name from another file is a collision: reported, the published file stays
     again = {**stated, "original": "other.nc", "original_path": None}
-    assert publish([again])["replaced"] == 1
-    assert client.get("/files" + stated["name"]).json()["original"] == "other.nc"
+    answer = publish([again])
+    assert (answer["inserted"], answer["replaced"], answer["unchanged"]) == (0, 0, 0)
+    assert answer["collisions"] == [
+        {"line": 1, "name": stated["name"], "published": "old/layout/Legacy Name (copy).nc",
+         "given": "other.nc", "replaced": False},
+    ]  # fmt: skip
+    assert client.get("/files" + stated["name"]).json()["original"] == "Legacy Name (copy).nc"
+    # asked to replace, it does, keeps the old one in the history and still says so
+    assert publish([again], replace=True)["collisions"][0]["replaced"] is True
+    record = client.get("/files" + stated["name"]).json()
+    assert record["original"] == "other.nc" and len(record["history"]) == 1
     assert client.get("/search", params={"q": "legacy"}).json()["total"] == 0
     assert consistency.check(session) == 3
 

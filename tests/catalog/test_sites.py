@@ -100,6 +100,18 @@ def test_a_name_another_site_holds_is_a_conflict_never_merged(
     assert client.get(f"/files{ours['name']}").json()["site"] == "here"
 
 
+def test_a_sites_new_file_under_its_own_name_is_followed_not_a_collision(
+    here: sites.SiteInfo, session: Session, client: Client
+) -> None:
+    """Another file under a name the site holds: the site decided it (its own collision check,
+    ``--replace``), so the change is applied as it is, or the two catalogs would differ."""
+    apply(session, [published(1)])
+    other = {**record(1, "T"), "size": 7}  # nothing in common with the first: another file
+    result = apply(session, [{"op": "publish", "name": other["name"], "record": other}], 2)
+    assert (result.replaced, result.conflicts) == (1, [])
+    assert client.get(f"/files{other['name']}").json()["size"] == 7
+
+
 def test_retracting_another_sites_name_is_refused(
     here: sites.SiteInfo, session: Session, client: Client, token: str
 ) -> None:
@@ -145,7 +157,8 @@ def test_outgoing_changes_are_ours_once_per_name_in_their_last_state(
 ) -> None:
     publish(session, [parse_record(record(i)) for i in range(3)])
     apply(session, [published(7)])  # theirs: never in our batches
-    publish(session, [parse_record({**record(1), "size": 5})])
+    # a new record of file 1 (replace: nothing says it is the same file, docs/catalog.md)
+    publish(session, [parse_record({**record(1), "size": 5})], replace=True)
     retract(session, record(2)["name"])
     session.commit()
     outgoing, scanned = sites.next_changes(session)

@@ -149,6 +149,7 @@ def test_metadata_fills_and_checks_components_from_real_files(capsys):
     )
     assert [c["rule"] for c in odd["corrections"]] == [
         "filename-from-attributes",
+        "time-range-from-axis",  # no time_coverage_*: from its time axis and bounds
         "dir-ignored",  # files/: drslib's storage directory without its <variable>_<date>
         "dir-file-mismatch",  # cfMon/: BNU-ESM's Omon files sit under a cfMon directory
         "version-missing",
@@ -177,19 +178,17 @@ EDGE_NAMES = {
 }
 
 
-def test_metadata_on_files_that_are_not_netcdf_names_them_from_the_path(capsys):
+def test_metadata_names_files_as_publish_does(capsys):
     code = main(["translate", "--json", "--metadata", str(DATA / "netcdf" / "edge")])
     captured = capsys.readouterr()
     records = _json_lines(captured.out)
     assert len(records) == len(list((DATA / "netcdf" / "edge").iterdir()))
     assert "Traceback" not in captured.err
     truncated = next(r for r in records if "truncated_fgco2" in r["input"])
-    assert "truncated" in captured.err  # the unreadable header is reported
-    # and the file is named from its path alone: its name is a DRS name behind a 'truncated_'
-    # field, which the CMIP5 scheme refuses as a derived file's name
-    assert truncated["scheme"] == "cmip5"
-    assert truncated["error"]["code"] == "not-drs-filename"
-    assert "'truncated'" in truncated["error"]["message"]
+    # a netCDF file whose header cannot be read gets the reader's error, as `ndnsci publish`
+    # quarantines it: naming it from its path would publish a damaged file
+    assert not truncated["ok"] and truncated["error"]["code"] == "truncated"
+    assert "header declares 27187" in truncated["error"]["message"]
     named = {Path(r["input"]).name: r["name"] for r in records if r["ok"]}
     assert named == EDGE_NAMES  # real CMIP5 data under non-DRS names: named from its contents
     assert code == 1  # the files that are no CMIP data cannot be named
@@ -207,11 +206,17 @@ def test_metadata_records_the_original_name_of_a_file_named_from_its_contents(ca
         "rule": "filename-from-attributes",
         "message": "'esmvalcore_tas_nondrs_name.nc' -> "
         "'tas_Amon_CanESM2_historical_r1i1p1_185001-185002.nc': not a CMIP5 DRS file name; "
-        "rebuilt from the global attributes (time range from time_coverage_start/"
-        "time_coverage_end)",
+        "rebuilt from the global attributes (time range from the time axis)",
+    }
+    assert record["corrections"][1] == {
+        "rule": "time-range-from-axis",  # the file states no time_coverage_*
+        "message": "time range '185001-185002' from the time axis: first and last records "
+        "1850-01-16T12:00:00 and 1850-02-15T00:00:00, written yyyymm as the DRS sets for "
+        "table Amon's mon data (the file states no time_coverage_start/end)",
     }
     assert [c["rule"] for c in record["corrections"]] == [
         "filename-from-attributes",
+        "time-range-from-axis",
         "product-output",
         "version-missing",
     ]

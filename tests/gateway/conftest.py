@@ -86,6 +86,8 @@ def record(name: str, data: bytes | None, *, size: int | None = None) -> dict[st
         "name": name,
         "scheme": "test",
         "facets": {},
+        # the file's path, as `ndnsci publish` records it: new content of it is the same file
+        "original_path": name.lstrip("/"),
         "size": len(data) if data is not None else size,
         "sha256": hashlib.sha256(data if data is not None else b"other").hexdigest(),
     }

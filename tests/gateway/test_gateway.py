@@ -108,7 +108,7 @@ def test_conditional_requests(site: Site):
         ("/data/single", 400, "needs a root"),
         ("/data/GWTEST/../etc/passwd", 404, "in the catalog"),  # HTTP clients fold the ..
         ("/data/GWTEST/%2E%2E/x", 400, "not a valid NDN name"),
-        ("/data/GWTEST/a%00b", 400, "unsafe component"),
+        ("/data/GWTEST/a%00b", 400, "unsafe as a path"),
     ],
 )
 def test_bad_names(site: Site, path: str, status: int, words: str):

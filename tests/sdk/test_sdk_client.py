@@ -165,6 +165,47 @@ def test_a_busy_catalog_is_asked_again_after_its_retry_after():
         cat.health()
 
 
+def test_a_publish_refused_as_too_busy_is_sent_again_after_retry_after():
+    """The write lane is full (503): the same batch again after the wait, then published;
+    a catalog busy for good is an error naming the 503, with nothing counted as published."""
+    import json
+
+    import httpx
+
+    posted: list[tuple[float, bytes]] = []
+    answer = {"inserted": 2, "replaced": 0, "unchanged": 0, "last_seq": 2}
+
+    def busy_once(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/limits"):
+            return httpx.Response(200, json={"max_publish_records": 10, "max_publish_bytes": 1000})
+        posted.append((time.monotonic(), request.read()))
+        if len(posted) == 1:
+            return httpx.Response(503, headers={"Retry-After": "0.3"}, json={"detail": "busy"})
+        return httpx.Response(200, json=answer)
+
+    lines = [json.dumps({"name": f"/CMIP5/a/{i}.nc", "scheme": "cmip5"}) for i in range(2)]
+    with ndnsci.Catalog(
+        "http://catalog.test", token="t", transport=httpx.MockTransport(busy_once)
+    ) as cat:
+        report = cat.publish(lines)
+    assert (report.inserted, report.requests, report.refused) == (2, 1, [])
+    assert len(posted) == 2 and posted[0][1] == posted[1][1]
+    assert posted[1][0] - posted[0][0] >= 0.3
+
+    def always_busy(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/limits"):
+            return httpx.Response(404, json={"detail": "no such route"})
+        return httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "too busy"})
+
+    with (
+        ndnsci.Catalog(
+            "http://catalog.test", token="t", transport=httpx.MockTransport(always_busy)
+        ) as cat,
+        pytest.raises(CatalogError, match="answered 503: too busy"),
+    ):
+        cat.publish(lines)
+
+
 def test_url_default_from_the_environment(stack, monkeypatch):
     monkeypatch.setenv("NDNSCI_CATALOG", stack.catalog_url + "/api/v1/")
     assert ndnsci.Catalog().url == stack.catalog_url
@@ -184,6 +225,44 @@ def test_async_catalog(stack):
     count, names, facets, record = asyncio.run(main())
     assert count == 3 and len(names) == 3 and record.name == names[0]
     assert facets["model"]["HadCM3"] == 3
+
+
+def test_async_catalog_offers_every_method_of_catalog():
+    """The same public methods, with the same parameters; the async ones are coroutines
+    (``close`` is ``aclose``)."""
+    import inspect
+
+    def public(cls):
+        return {name for name in dir(cls) if not name.startswith("_")}
+
+    assert public(ndnsci.AsyncCatalog) - {"aclose"} == public(ndnsci.Catalog) - {"close"}
+    for name in public(ndnsci.Catalog) - {"close"}:
+        sync, other = getattr(ndnsci.Catalog, name), getattr(ndnsci.AsyncCatalog, name)
+        assert inspect.iscoroutinefunction(other), name
+        assert list(inspect.signature(sync).parameters) == list(
+            inspect.signature(other).parameters
+        ), name
+
+
+def test_async_browse_health_and_intake_esm(stack):
+    async def main():
+        async with ndnsci.AsyncCatalog(stack.catalog_url) as cat:
+            return (
+                await cat.browse("/CMS/store"),
+                (await cat.health(), await cat.limits()),
+                await cat.to_intake_esm("cmip5"),
+                await cat.changes(since=0, limit=3),
+            )
+
+    nodes, health, esm, changes = asyncio.run(main())
+    with ndnsci.Catalog(stack.catalog_url) as cat:
+        assert nodes == cat.browse("/CMS/store")
+        (health, limits), now = health, cat.health()
+        assert (health["status"], health["instance"]) == (now["status"], now["instance"])
+        assert limits == cat.limits() and limits["max_publish_records"] > 0
+        assert len(esm.df) == len(cat.to_intake_esm("cmip5").df) == 33
+        assert changes == cat.changes(since=0, limit=3)
+    assert [c.seq for c in changes.changes] == [1, 2, 3] and changes.next == 3
 
 
 def test_one_exception_tree():

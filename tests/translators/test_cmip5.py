@@ -636,8 +636,8 @@ def test_hostile_attributes_are_ignored(attributes):
         ("   ", "empty-input"),
         ("a" * 10_000, "input-too-long"),
         ("/" * 5000 + TAS, "input-too-long"),
-        ("tas\x00_Amon_HadCM3_historical_r1i1p1_185001-200512.nc", "control-characters"),
-        (TAS_NAME.replace("/tas/", "/t\x07s/"), "control-characters"),
+        ("tas\x00_Amon_HadCM3_historical_r1i1p1_185001-200512.nc", "control-character"),
+        (TAS_NAME.replace("/tas/", "/t\x07s/"), "control-character"),
         ("..", "not-netcdf"),
         ("../..", "not-netcdf"),
         ("/", "not-drs-filename"),
@@ -645,7 +645,7 @@ def test_hostile_attributes_are_ignored(attributes):
         (".nc", "not-drs-filename"),
         ("..nc", "not-drs-filename"),
         ("tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc.gz", "not-netcdf"),
-        ("tas_Amon_Had\udcffCM3_historical_r1i1p1_185001-200512.nc", "not-drs-filename"),
+        ("tas_Amon_Had\udcffCM3_historical_r1i1p1_185001-200512.nc", "control-character"),
         ("tas_Amon_HadCM3_hist/../orical_r1i1p1_185001-200512.nc", "not-drs-filename"),
         ("tas_Amon_HadCM3_historical_r1i1p1_1850-01.nc", "bad-time-range"),
         ("tas_Amon_HadCM3_historical_r1i1p1f1_gn_185001-200512.nc", "cmip6-name"),
@@ -668,9 +668,13 @@ def test_dotdot_components_in_the_root_are_ignored():
     assert result.name == TAS_NAME
 
 
-def test_surrogates_and_nul_in_the_ignored_root_do_not_matter_or_crash():
-    assert CMIP5.translate("/data/\udcff/" + TAS_NAME[7:]).name == TAS_NAME
-    assert CMIP5.translate("/data/\x00/" + TAS_NAME[7:]).error.code == "control-characters"
+def test_surrogates_and_nul_anywhere_get_the_one_control_character_screen():
+    """The screen every scheme and the catalog share: undecodable bytes are refused even in a
+    root the name ignores, with the offset, so the file's path can be fixed (no crash)."""
+    for bad in ("\udcff", "\x00", "\x85"):
+        result = CMIP5.translate(f"/data/{bad}/" + TAS_NAME[7:])
+        assert result.error.code == "control-character"
+        assert "offset 6" in result.error.message
 
 
 text_near_cmip5 = st.text(
@@ -771,7 +775,8 @@ def _emitted(kind):
         found = re.findall(r'Correction\(\s*"([a-z0-9-]+)"', source)
         found += re.findall(r'\.correct\(\s*"([a-z0-9-]+)"', source)
     else:
-        found = re.findall(r'_Reject\(\s*"([a-z0-9-]+)"', source)
+        found = re.findall(r'Rejected\(\s*"([a-z0-9-]+)"', source)
+        found.append("control-character")  # the screen every scheme shares (_core.py)
         found += re.findall(r'return "([a-z0-9-]+)", ', source)
     return set(found)
 
@@ -814,11 +819,86 @@ def test_real_cmip5_file_under_a_non_drs_name_is_named_from_its_contents():
         f"/CMIP5/output1/CCCma/CanESM2/historical/mon/atmos/Amon/r1i1p1/latest/tas/{CANESM2_TAS}"
     )
     assert result.facets["time_range"] == "185001-185002"
-    assert rules(result) == ["filename-from-attributes", "product-output", "version-missing"]
+    assert rules(result) == [
+        "filename-from-attributes", "time-range-from-axis", "product-output", "version-missing",
+    ]  # fmt: skip
     message = result.corrections[0].message
     assert message.startswith(f"'esmvalcore_tas_nondrs_name.nc' -> '{CANESM2_TAS}'")
-    assert "time_coverage_start" in message
+    assert message.endswith("(time range from the time axis)")
+    assert "records 1850-01-16T12:00:00 and 1850-02-15T00:00:00, written yyyymm" in (
+        result.corrections[1].message
+    )
     assert reverse(result.name).filename == CANESM2_TAS  # a canonical, reversible name
+
+
+ODD_FILE = DATA / "netcdf/cmip5/output1/BNU/BNU-ESM/esmControl/mon/ocnBgchem/cfMon/r1i1p1"
+ODD_FILE = ODD_FILE / "files/odd_file.nc"
+ODD_NAME = "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-145002.nc"
+
+
+def test_odd_file_is_named_from_its_time_axis_with_a_recorded_rule():
+    """Every CMIP5 attribute and a CF time axis with bounds, no ACDD time coverage."""
+    result = CMIP5.translate(str(ODD_FILE), naming_attributes(ODD_FILE))
+    assert result.ok and result.filename == ODD_NAME
+    axis = next(c for c in result.corrections if c.rule == "time-range-from-axis")
+    assert axis.message == (
+        "time range '145001-145002' from the time axis: first and last records "
+        "1450-01-16T12:00:00 and 1450-02-15T00:00:00, written yyyymm as the DRS sets for table "
+        "Omon's mon data (the file states no time_coverage_start/end)"
+    )
+
+
+def _odd_copy(tmp_path, change):
+    import shutil
+
+    import netCDF4
+
+    copy = tmp_path / "odd_file.nc"
+    shutil.copy(ODD_FILE, copy)
+    copy.chmod(0o644)
+    with netCDF4.Dataset(copy, "a") as ds:
+        change(ds)
+    return copy
+
+
+def test_records_stamped_at_their_periods_end_are_placed_by_their_bounds(tmp_path):
+    """A model that stamps each monthly mean at the month's end: the coordinate says February
+    and March, the cell bounds say January and February, which the file holds."""
+
+    def stamp_at_end(ds):
+        ds["time"][:] = ds["time_bnds"][:, 1]
+
+    copy = _odd_copy(tmp_path, stamp_at_end)
+    attributes = naming_attributes(copy)
+    assert attributes["time_coverage_start"] == "1450-01-16T12:00:00"
+    assert attributes["time_coverage_end"] == "1450-02-15T00:00:00"
+    assert CMIP5.translate(str(copy), attributes).filename == ODD_NAME
+
+
+def test_stated_time_coverage_is_used_and_no_axis_rule_recorded(tmp_path):
+    def state_coverage(ds):
+        ds.time_coverage_start = "1450-01-01"
+        ds.time_coverage_end = "1450-03-31"
+
+    copy = _odd_copy(tmp_path, state_coverage)
+    result = CMIP5.translate(str(copy), naming_attributes(copy))
+    assert result.filename == "fgco2_Omon_BNU-ESM_esmControl_r1i1p1_145001-145003.nc"
+    assert "time-range-from-axis" not in rules(result)
+    assert result.corrections[0].message.endswith(
+        "(time range from time_coverage_start/time_coverage_end)"
+    )
+
+
+def test_contents_that_cannot_name_the_file_keep_a_structured_error(tmp_path):
+    def undecodable_time(ds):
+        ds["time"].units = "months since the flood"
+
+    copy = _odd_copy(tmp_path, undecodable_time)
+    result = CMIP5.translate(str(copy), naming_attributes(copy))
+    assert result.error.code == "not-drs-filename"
+    assert "table 'Omon' has a time axis, and the file has no decodable one" in (
+        result.error.message
+    )
 
 
 def test_real_fx_file_under_a_non_drs_name_gets_no_time_range():
@@ -843,7 +923,7 @@ def test_drs_directories_still_give_their_components():
     assert result.name == (
         f"/CMIP5/output2/CCCma/CanESM2/historical/mon/atmos/Amon/r1i1p1/v20120718/tas/{CANESM2_TAS}"
     )
-    assert rules(result) == ["filename-from-attributes"]
+    assert rules(result) == ["filename-from-attributes", "time-range-from-axis"]
 
 
 # the attributes of the ESMValCore CanESM2 tas file, and what naming_attributes adds to them

@@ -308,6 +308,37 @@ def test_rebuilt_file_name_takes_its_time_range_from_the_time_coverage():
     assert "time_coverage_start" in result.corrections[0].message
 
 
+def test_time_range_from_the_time_axis_is_recorded(tmp_path):
+    """Constructed: a CMOR-shaped monthly tas file renamed tas.nc, no time_coverage_*, its
+    time axis January-December 1960 with cell bounds; the range comes from the axis."""
+    import netCDF4
+
+    from ndnsci.translators.netcdf import naming_attributes
+
+    path = tmp_path / "tas.nc"
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.setncatts({**DCPP_ATTRIBUTES, "frequency": "mon"})
+        ds.createDimension("time", None)
+        ds.createDimension("bnds", 2)
+        time = ds.createVariable("time", "f8", ("time",))
+        time.setncatts({"units": "days since 1960-01-01", "calendar": "360_day"})
+        time.bounds = "time_bnds"
+        time[:] = [15.0 + 30 * month for month in range(12)]
+        ds.createVariable("time_bnds", "f8", ("time", "bnds"))[:] = [
+            [30 * month, 30 * (month + 1)] for month in range(12)
+        ]
+        ds.createVariable("tas", "f4", ("time",))
+    result = CMIP6.translate(str(path), naming_attributes(path))
+    assert result.filename == "tas_Amon_EC-Earth3_dcppA-hindcast_s1960-r2i1p1f1_gr_196001-196012.nc"
+    assert rules(result) == ["filename-from-attributes", "time-range-from-axis", "version-missing"]
+    assert result.corrections[0].message.endswith("(time range from the time axis)")
+    assert result.corrections[1].message == (
+        "time range '196001-196012' from the time axis: first and last records "
+        "1960-01-16T00:00:00 and 1960-12-16T00:00:00, written yyyymm as the DRS sets for "
+        "frequency 'mon' (the file states no time_coverage_start/end)"
+    )
+
+
 def test_time_coverage_wins_over_a_range_in_the_old_name():
     result = CMIP6.translate(
         "_historical_r1i1p1f1_gr_185001-185012.nc", {**DCPP_ATTRIBUTES, **DCPP_COVERAGE}

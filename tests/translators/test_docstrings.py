@@ -5,11 +5,11 @@ import doctest
 import pytest
 
 import ndnsci
-from ndnsci import translators
+from ndnsci import _describe, translators
 from ndnsci.translators import _time, names, netcdf, registry
 
 
-@pytest.mark.parametrize("module", [ndnsci, translators, registry, names, netcdf, _time])
+@pytest.mark.parametrize("module", [ndnsci, translators, registry, names, netcdf, _time, _describe])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

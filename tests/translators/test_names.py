@@ -36,3 +36,54 @@ def test_build_and_split_are_inverse():
 def test_split_rejects_what_is_not_a_name_of_generic_components(bad):
     with pytest.raises(ValueError):
         split_name(bad)
+
+
+def test_the_data_plane_writes_and_reads_names_with_the_same_codec():
+    """One codec: a name the translators build is the name the NDN data plane sends."""
+    from ndnsci.ndn.name import from_uri, to_uri
+
+    components = ["CMS", "store", "...", "", "a b", "é.root"]
+    name = build_name(components)
+    encoded = from_uri(name)
+    assert to_uri(encoded) == name
+    assert [c[2:].decode() for c in encoded] == components  # short generic TLVs: T, L, value
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("CMIP5/output1/tas.nc", "CMIP5/output1/tas.nc"),
+        (["CMS", "store", "a b.root"], "CMS/store/a b.root"),
+        ("...", "..."),  # three periods is a name like any other
+    ],
+)
+def test_safe_relative_paths_are_returned_joined(path, expected):
+    from ndnsci.translators.names import safe_relative_path
+
+    assert safe_relative_path(path) == expected
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "",
+        "/etc/passwd",
+        "\\\\server\\share",
+        "..",
+        "a/../../b",
+        "a/./b",
+        "a//b",
+        "a/b/",
+        "a\\..\\b",
+        "a\x00b",
+        [],
+        ["a", ".."],
+        ["a/b"],
+        ["a", ""],
+    ],
+)
+def test_unsafe_relative_paths_are_refused_with_the_reason(path):
+    from ndnsci.translators.names import UnsafePathError, safe_relative_path
+
+    with pytest.raises(UnsafePathError, match=r"path|component"):
+        safe_relative_path(path)

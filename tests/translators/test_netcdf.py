@@ -902,6 +902,7 @@ NAMING_KEYS = ("variable_id", "time_coverage_start", "time_coverage_end")
 def test_naming_attributes_give_each_sample_files_variable_and_first_and_last_records(path):
     attributes = netcdf.naming_attributes(path)
     added = {k: attributes.pop(k) for k in NAMING_KEYS}
+    assert sorted(attributes.pop("ndnsci:derived")) == sorted(NAMING_KEYS)  # said so
     assert attributes == netcdf.read_global_attributes(path)  # the rest as read_global_attributes
     meta = netcdf.extract(path)
     assert meta.time is not None
@@ -938,7 +939,9 @@ def test_naming_attributes_of_every_edge_file(name, outcome):
         return
     assert outcome == "ok"
     json.dumps(attributes, allow_nan=False)
-    assert set(attributes) - set(netcdf.read_global_attributes(EDGE / name)) <= set(NAMING_KEYS)
+    added = set(attributes) - set(netcdf.read_global_attributes(EDGE / name))
+    assert added <= {*NAMING_KEYS, "ndnsci:derived"}
+    assert set(attributes.get("ndnsci:derived", [])) == added - {"ndnsci:derived"}
 
 
 def make_cmip_like_file(path, **global_attrs):
@@ -1058,6 +1061,7 @@ def test_naming_attributes_read_two_time_values_and_no_data(big_file):
         "variable_id": "big",
         "time_coverage_start": "2000-01-01T00:00:00",
         "time_coverage_end": "2000-01-24T03:33:19",
+        "ndnsci:derived": ["time_coverage_end", "time_coverage_start", "variable_id"],
     }
     assert peak < 2_000_000, f"naming_attributes() allocated {peak:,} bytes"
 

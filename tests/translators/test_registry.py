@@ -19,6 +19,14 @@ def test_builtin_schemes_are_registered_through_entry_points():
         assert translator.scheme == scheme
 
 
+def test_aggregation_keys_are_facets_of_their_scheme():
+    for scheme in list_schemes():
+        aggregation = get_translator(scheme).aggregation
+        if aggregation is not None:
+            keys = {aggregation.variable, *aggregation.groupby}
+            assert keys <= set(get_translator(scheme).facet_keys), scheme
+
+
 def test_unknown_scheme_lists_the_valid_ones():
     with pytest.raises(UnknownSchemeError) as info:
         get_translator("cmip7")
@@ -89,3 +97,20 @@ def test_attributes_decide_the_scheme_only_when_the_text_does_not():
 def test_guess_attributes_claims_nothing_by_default():
     assert get_translator("cms").guess_attributes({"project_id": "CMIP5"}) == 0
     assert Translator.guess_attributes(get_translator("cms"), {}) == 0
+
+
+@pytest.mark.parametrize("bad", ["\x00", "\x1b", "\x7f", "\x85", "\udcff"])
+@pytest.mark.parametrize(
+    ("scheme", "text"),
+    [
+        ("cmip5", "tas_Amon_HadCM3_historical_r1i1p1_185001-200512.nc"),
+        ("cmip6", "tas_Amon_IPSL-CM6A-LR_historical_r1i1p1f1_gr_185001-201412.nc"),
+        ("cms", "/store/mc/Run3/TT/NANOAODSIM/130X-v1/2520000/0C9E1F2B.root"),
+    ],
+)
+def test_every_scheme_screens_the_same_control_characters(scheme, text, bad):
+    """One screen (translators._core.control_character), one error code, in every scheme."""
+    assert translate(text, scheme).ok
+    result = translate(text[:8] + bad + text[8:], scheme)
+    assert result.error is not None and result.error.code == "control-character"
+    assert "offset 8" in result.error.message

@@ -1,6 +1,6 @@
 import { HttpResponse } from "msw";
 import { describe, expect, it, vi } from "vitest";
-import { foreignAnswer, handle, server } from "@/testing/server";
+import { foreignAnswer, handle, healthy, server } from "@/testing/server";
 import { ApiError, api, call } from "./client";
 import { routes } from "./routes";
 
@@ -8,7 +8,7 @@ const health = (options?: { timeoutMs?: number }) => call((signal) => api.GET(ro
 
 describe("call", () => {
   it("resolves to the answer's body", async () => {
-    await expect(health()).resolves.toEqual({ status: "ok", database: "sqlite" });
+    await expect(health()).resolves.toEqual(healthy);
   });
 
   it("turns the catalog's error body into the message", async () => {

@@ -18,6 +18,13 @@ import treeRoot from "./fixtures/tree-root.json";
 
 /** The page's origin in the unit tests (vite.config.ts, test.environmentOptions). */
 export const ORIGIN = "http://localhost:3000";
+/** ``GET /health`` of an idle catalog */
+export const healthy = {
+  status: "ok",
+  database: "sqlite",
+  instance: "0123456789abcdef",
+  load: { reads: { turns: 4, running: 0, waiting: 0, refused: 0 }, writes: { turns: 2, running: 0, waiting: 0, refused: 0 } },
+};
 export const fixtures = { autocompleteM, facets, fileBnu, searchPage, stats, treeCmip5, treeRoot };
 
 type Operation<N extends RouteName> = paths[(typeof routes)[N]["path"]][(typeof routes)[N]["method"]];
@@ -41,7 +48,7 @@ const answers: { [N in RouteName]: Resolver<N> } = {
   tree: ({ request }) => HttpResponse.json(new URL(request.url).searchParams.get("path") === "/CMIP5" ? treeCmip5 : treeRoot),
   autocomplete: () => HttpResponse.json(autocompleteM),
   file: () => HttpResponse.json(fileBnu),
-  health: () => HttpResponse.json({ status: "ok", database: "sqlite" }),
+  health: () => HttpResponse.json(healthy),
   stats: () => HttpResponse.json(stats),
   manifests: () =>
     new HttpResponse('{"name": "/CMIP5/a.nc"}\n', { headers: { "Content-Type": "application/x-ndjson" } }),

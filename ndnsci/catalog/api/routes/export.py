@@ -25,31 +25,13 @@ from ndnsci.catalog.database import SessionDep
 from ndnsci.catalog.esgf.docs import Site
 from ndnsci.catalog.models import File
 from ndnsci.catalog.query import valid_facets
+from ndnsci.translators import Aggregation, UnknownSchemeError, get_translator
 
 router = APIRouter(tags=["export"])
 
 FIXED_COLUMNS = ["name", "scheme", "filename", "size", "sha256", "time_start", "time_end", "site"]
 #: the file on the HTTP gateway (netCDF files: in netCDF's byte-range form)
 URL_COLUMN = "url"
-# how intake-esm groups files of a scheme into datasets (variable key, dataset keys)
-AGGREGATION = {
-    "cmip5": (
-        "variable",
-        ["product", "institute", "model", "experiment", "frequency", "realm", "table", "ensemble"],
-    ),
-    "cmip6": (
-        "variable_id",
-        [
-            "activity_id",
-            "institution_id",
-            "source_id",
-            "experiment_id",
-            "member_id",
-            "table_id",
-            "grid_label",
-        ],
-    ),
-}
 SchemeParam = Annotated[str | None, Query(max_length=64, pattern=r"^[a-z][a-z0-9_-]*$")]
 AssetsParam = Annotated[
     Literal["name", "url"],
@@ -89,13 +71,13 @@ def esmcat(
             else {"column_name": URL_COLUMN, "format": "opendap"}
         ),
     }
-    if scheme in AGGREGATION:
-        variable, groupby = AGGREGATION[scheme]
+    aggregation = _aggregation(scheme)
+    if aggregation is not None:
         spec["aggregation_control"] = {
-            "variable_column_name": variable,
-            "groupby_attrs": groupby,
+            "variable_column_name": aggregation.variable,
+            "groupby_attrs": list(aggregation.groupby),
             "aggregations": [
-                {"type": "union", "attribute_name": variable},
+                {"type": "union", "attribute_name": aggregation.variable},
                 {
                     "type": "join_existing",
                     "attribute_name": "time_range",
@@ -104,6 +86,16 @@ def esmcat(
             ],
         }
     return spec
+
+
+def _aggregation(scheme: str | None) -> Aggregation | None:
+    """How the scheme's translator says its files group into datasets (entry points)."""
+    if not scheme:
+        return None
+    try:
+        return get_translator(scheme).aggregation
+    except UnknownSchemeError:
+        return None
 
 
 @router.get(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -10,10 +10,10 @@ from sqlalchemy import select
 
 from ndnsci.catalog.api.deps import TokenDep, errors
 from ndnsci.catalog.database import SessionDep
-from ndnsci.catalog.errors import InvalidInputError
+from ndnsci.catalog.errors import BatchTooLargeError, InvalidInputError
 from ndnsci.catalog.ingest import publish
+from ndnsci.catalog.loader import count_records
 from ndnsci.catalog.models import CatalogState, Change
-from ndnsci.catalog.records import RecordError, parse_lines
 from ndnsci.catalog.schemas import ChangesResponse, PublishResponse
 
 router = APIRouter(tags=["publish"])
@@ -22,41 +22,75 @@ NDJSON_BODY = {
     "requestBody": {
         "required": True,
         "description": "JSON lines: one record per line, as `ndnsci translate --json` and the "
-        "metadata extractor produce them",
+        "metadata extractor produce them; at most the limits `GET /limits` states "
+        "(`max_publish_records` records, `max_publish_bytes` bytes)",
         "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
     }
 }
+ReplaceParam = Annotated[
+    bool,
+    Query(
+        description="a record of a name another file has already published replaces it "
+        "(reported in `collisions` either way); by default the published record stays"
+    ),
+]
 
 
 @router.post(
     "/publish",
     operation_id="publish_records",
     response_model=PublishResponse,
-    responses=errors(401, 422),
+    responses=errors(401, 413, 422),
     openapi_extra=NDJSON_BODY,
 )
 async def publish_records(
-    request: Request, session: SessionDep, _token: TokenDep
+    request: Request, session: SessionDep, _token: TokenDep, replace: ReplaceParam = False
 ) -> PublishResponse:
     """Upsert records by name in one transaction: all lines or none.
 
-    A record identical to the published one changes nothing; a different one replaces it and
-    the replaced version goes to the file's history. A bad line is a 422 naming the line.
+    A record identical to the published one changes nothing; one of the same file (the same
+    original path or SHA-256, or a new version) replaces it and the replaced version goes to
+    the file's history; one of another file is a collision: reported, and published only with
+    ``replace=true``. Every bad line is reported at once (422 ``invalid-records``, nothing
+    published); a body over the limits is refused whole (413 ``batch-too-large``).
     """
-    body = await request.body()
-    limit = request.app.state.settings.max_publish_records
+    # the token check read in a transaction: end it, so no connection is held while the body
+    # arrives and is prepared, and the write below starts a fresh one (a SQLite read
+    # transaction cannot become a write one once another publisher has committed)
+    await run_in_threadpool(session.rollback)
+    settings = request.app.state.settings
+    body = await request.body()  # at most max_publish_bytes: BodyLimitMiddleware
+    if count_records(body) > settings.max_publish_records:
+        raise _too_large(f"more than {settings.max_publish_records} records", settings)
+    batch = await request.app.state.preparer.prepare(body, replace)
+    del body
+    if batch.prepared is None:
+        line, detail = batch.refused[0]
+        raise InvalidInputError(
+            f"line {line}: {detail}"
+            + (f" (and {len(batch.refused) - 1} more lines)" if len(batch.refused) > 1 else ""),
+            code="invalid-records",
+            line=line,
+            refused=[{"line": n, "detail": d} for n, d in batch.refused],
+        )
+    prepared = batch.prepared
 
-    def write() -> PublishResponse:  # in a worker thread: parsing is CPU work too
-        try:
-            records = parse_lines(body.splitlines(), limit=limit)
-        except RecordError as exc:
-            raise InvalidInputError(str(exc), line=exc.line) from None
-        result = publish(session, records)
+    def write() -> PublishResponse:
+        result = publish(session, prepared)
         session.commit()
         conflicting = [{"name": n, "held_by": site} for n, site in result.conflicts]
         return PublishResponse.model_validate({**result.to_dict(), "conflicting": conflicting})
 
     return await run_in_threadpool(write)
+
+
+def _too_large(what: str, settings: Any) -> BatchTooLargeError:
+    return BatchTooLargeError(
+        f"{what} in one publish request: send at most {settings.max_publish_records} records "
+        f"and {settings.max_publish_bytes} bytes per request (GET /limits states the limits)",
+        max_records=settings.max_publish_records,
+        max_bytes=settings.max_publish_bytes,
+    )
 
 
 @router.get(

@@ -119,8 +119,11 @@ export interface paths {
          * Publish Records
          * @description Upsert records by name in one transaction: all lines or none.
          *
-         *     A record identical to the published one changes nothing; a different one replaces it and
-         *     the replaced version goes to the file's history. A bad line is a 422 naming the line.
+         *     A record identical to the published one changes nothing; one of the same file (the same
+         *     original path or SHA-256, or a new version) replaces it and the replaced version goes to
+         *     the file's history; one of another file is a collision: reported, and published only with
+         *     ``replace=true``. Every bad line is reported at once (422 ``invalid-records``, nothing
+         *     published); a body over the limits is refused whole (413 ``batch-too-large``).
          */
         post: operations["publish_records"];
         delete?: never;
@@ -413,6 +416,34 @@ export interface components {
              */
             next: number;
         };
+        /**
+         * CollisionEntry
+         * @description Two different files with one name (docs/catalog.md, "Name collisions").
+         */
+        CollisionEntry: {
+            /**
+             * Line
+             * @description the line of this request that collided
+             */
+            line: number;
+            /** Name */
+            name: string;
+            /**
+             * Published
+             * @description where the published record came from: its original path, else its original file name
+             */
+            published: string | null;
+            /**
+             * Given
+             * @description the same for the record of this request
+             */
+            given: string | null;
+            /**
+             * Replaced
+             * @description true when the record of this request replaced the published one (replace=true); false when the published one was kept and this line not published
+             */
+            replaced: boolean;
+        };
         /** ConflictEntry */
         ConflictEntry: {
             /** Name */
@@ -452,10 +483,35 @@ export interface components {
              */
             valid_facets?: string[] | null;
             /**
+             * Code
+             * @description a stable identifier of the error where a program must tell it apart: 'batch-too-large' (413: send smaller batches), 'invalid-records' (422)
+             */
+            code?: string | null;
+            /**
              * Line
-             * @description the refused line of a publish body
+             * @description the first refused line of a publish body
              */
             line?: number | null;
+            /**
+             * Refused
+             * @description every refused line of a publish body (none was published)
+             */
+            refused?: components["schemas"]["RefusedLine"][] | null;
+            /**
+             * Limit
+             * @description on a body too large (413): its limit
+             */
+            limit?: number | null;
+            /**
+             * Max Records
+             * @description on 'batch-too-large'
+             */
+            max_records?: number | null;
+            /**
+             * Max Bytes
+             * @description on 'batch-too-large'
+             */
+            max_bytes?: number | null;
             /**
              * Errors
              * @description each invalid parameter or field
@@ -698,6 +754,11 @@ export interface components {
             /** Last Seq */
             last_seq: number;
             /**
+             * Collisions
+             * @description names of this request that another file already has, in line order
+             */
+            collisions?: components["schemas"]["CollisionEntry"][];
+            /**
              * Conflicts
              * @description records refused because another site of the federation holds the name (listed by GET /conflicts)
              * @default 0
@@ -708,6 +769,13 @@ export interface components {
              * @description those records: each name and the site holding it
              */
             conflicting?: components["schemas"]["NameConflict"][];
+        };
+        /** RefusedLine */
+        RefusedLine: {
+            /** Line */
+            line: number;
+            /** Detail */
+            detail: string;
         };
         /** RetractResponse */
         RetractResponse: {
@@ -1117,12 +1185,15 @@ export interface operations {
     };
     publish_records: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description a record of a name another file has already published replaces it (reported in `collisions` either way); by default the published record stays */
+                replace?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description JSON lines: one record per line, as `ndnsci translate --json` and the metadata extractor produce them */
+        /** @description JSON lines: one record per line, as `ndnsci translate --json` and the metadata extractor produce them; at most the limits `GET /limits` states (`max_publish_records` records, `max_publish_bytes` bytes) */
         requestBody: {
             content: {
                 "application/x-ndjson": string;
@@ -1140,6 +1211,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

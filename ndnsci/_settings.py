@@ -1,0 +1,125 @@
+"""The SDK's and the command line's settings: every environment variable ndnsci reads, in one place.
+
+:func:`settings` reads the environment when it is called (a script, a test or ``ndnsci up``
+may change a variable between two calls) and returns a frozen :class:`Settings`. Folders
+follow each platform's conventions through platformdirs (XDG on Linux: ``$XDG_CACHE_HOME``,
+``$XDG_CONFIG_HOME``, ``$XDG_DATA_HOME``, ``$XDG_STATE_HOME``); an ``NDNSCI_*`` variable
+overrides its folder. The catalog service has its own settings object
+(:mod:`ndnsci.catalog.config`), as it runs apart from the SDK.
+
+======================== ==============================================================
+variable                 what
+======================== ==============================================================
+``NDNSCI_CATALOG``       the catalog the SDK and the CLI talk to (http://127.0.0.1:8000)
+``NDNSCI_TOKEN``         the publish token of ``ndnsci publish --catalog``
+``NDNSCI_DATA_DIR``      files ``open_dataset`` fetches (``<cache>/files``)
+``NDNSCI_CACHE_DIR``     the producer's SHA-256 cache (the user cache folder)
+``NDNSCI_CONFIG_DIR``    publisher keys (the user config folder)
+``NDN_CLIENT_TRANSPORT`` the forwarder to talk to (``unix://<socket>``, ``tcp://h:p``)
+``NDNSCI_FW_SOCK``       the socket ``ndnsci forwarder start`` listens on
+``NDND``                 the ndnd binary
+``XDG_RUNTIME_DIR``      where the forwarder's socket goes (else ``/tmp/ndnsci-<uid>``)
+``NDNSCI_HOTLOOP``       the consumer's per-packet loop: ``auto``, ``c`` or ``python``
+``NDNSCI_NATIVE_CACHE``  NDN-DPDK and NDNc builds (``/var/cache/ndnsci/native`` as root,
+                         else ``<cache>/native``)
+``NDNSCI_NDNDPDK_PREFIX`` an NDN-DPDK installation to use instead of the cached build
+``NDNSCI_NDNC_PREFIX``   an NDNc installation to use instead of the cached build
+``NDNSCI_NATIVE_RUN``    the native plane's state (``/run/ndnsci/native``)
+``NDNSCI_TESTBED_STATE`` the testbed's records (``/run/ndnsci-testbed``)
+``NSCI_DELAY``           the testbed's delay element (else built by deploy/testbed)
+======================== ==============================================================
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+APP = "ndnsci"
+DEFAULT_CATALOG = "http://127.0.0.1:8000"
+
+
+@dataclass(frozen=True)
+class Settings:
+    catalog_url: str
+    token: str | None
+    #: fetched files of ``open_dataset``
+    data_dir: Path
+    #: caches that can be rebuilt (whole-file SHA-256 of served files)
+    cache_dir: Path
+    #: publisher keys
+    config_dir: Path
+    #: the user's own data: the local catalog, the sample archive
+    share_dir: Path
+    #: what a command keeps between runs (what ``ndnsci publish`` published from where)
+    state_dir: Path
+    #: ``NDN_CLIENT_TRANSPORT`` ('' when unset)
+    transport: str
+    #: where ``ndnsci forwarder start`` (and ``deploy/forwarder/run.sh``) put their socket
+    default_socket: Path
+    #: ``$NDNSCI_FW_SOCK``: the socket ``ndnsci forwarder`` uses instead of the default
+    fw_sock: Path | None
+    #: ``$NDND``: an ndnd binary to use instead of the one built or on PATH
+    ndnd: str | None
+    #: ``$NDNSCI_HOTLOOP``, lower-case ('auto' when unset)
+    hotloop: str
+    #: where NDN-DPDK and NDNc are built and kept
+    native_cache: Path
+    #: installations given instead of the cached builds
+    ndn_dpdk_prefix: Path | None
+    ndnc_prefix: Path | None
+    #: the native plane's state
+    native_run: Path
+    #: the testbed's records
+    testbed_state: Path
+    #: the testbed's delay element, when given
+    delay_binary: Path | None
+
+
+def settings() -> Settings:
+    """The settings the environment gives now."""
+    import platformdirs
+
+    env = os.environ
+    cache = _path(env.get("NDNSCI_CACHE_DIR")) or Path(platformdirs.user_cache_dir(APP))
+    return Settings(
+        catalog_url=env.get("NDNSCI_CATALOG") or DEFAULT_CATALOG,
+        token=env.get("NDNSCI_TOKEN") or None,
+        data_dir=_path(env.get("NDNSCI_DATA_DIR"))
+        or Path(platformdirs.user_cache_dir(APP)) / "files",
+        cache_dir=cache,
+        config_dir=_path(env.get("NDNSCI_CONFIG_DIR")) or Path(platformdirs.user_config_dir(APP)),
+        share_dir=Path(platformdirs.user_data_dir(APP)),
+        state_dir=Path(platformdirs.user_state_dir(APP)),
+        transport=env.get("NDN_CLIENT_TRANSPORT", ""),
+        default_socket=_default_socket(env),
+        fw_sock=_path(env.get("NDNSCI_FW_SOCK")),
+        ndnd=env.get("NDND") or None,
+        hotloop=env.get("NDNSCI_HOTLOOP", "auto").strip().lower() or "auto",
+        native_cache=_path(env.get("NDNSCI_NATIVE_CACHE"))
+        or (
+            Path("/var/cache/ndnsci/native")
+            if os.geteuid() == 0
+            else Path(platformdirs.user_cache_dir(APP)) / "native"
+        ),
+        ndn_dpdk_prefix=_path(env.get("NDNSCI_NDNDPDK_PREFIX")),
+        ndnc_prefix=_path(env.get("NDNSCI_NDNC_PREFIX")),
+        native_run=_path(env.get("NDNSCI_NATIVE_RUN")) or Path("/run/ndnsci/native"),
+        testbed_state=_path(env.get("NDNSCI_TESTBED_STATE")) or Path("/run/ndnsci-testbed"),
+        delay_binary=_path(env.get("NSCI_DELAY")),
+    )
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _default_socket(env: os._Environ[str]) -> Path:
+    """``$XDG_RUNTIME_DIR/ndnsci/nfd.sock`` when that folder is usable, else
+    ``/tmp/ndnsci-<uid>/nfd.sock``: what ``deploy/forwarder/run.sh`` renders too."""
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
+        return Path(runtime) / APP / "nfd.sock"
+    return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}" / "nfd.sock"
