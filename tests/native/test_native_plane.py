@@ -174,6 +174,19 @@ def test_the_file_server_serves_ndnsci_fetch_ndnd_cat_and_the_ndndpdk_fetcher(
         got = receive(NdnDpdkTransport(plane.plane), name, tmp_path / "dpdk.part")
         assert sha256(tmp_path / "dpdk.part") == sha256(original)
         assert (got.published_sha256, got.signer) == (None, "none")  # NDN-DPDK signs nothing
+        # the same through the fetch engine: `ndnsci fetch --engine ndn-dpdk|auto`
+        for engine in ("ndn-dpdk", "auto"):
+            out = tmp_path / engine
+            done = subprocess.run(
+                [sys.executable, "-m", "ndnsci", "fetch", name, "-o", str(out), "--json",
+                 "--engine", engine],
+                capture_output=True, text=True, timeout=300, check=False,
+                env={**os.environ, "NDNSCI_NATIVE_RUN": str(plane.plane.run)},
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            (result,) = map(json.loads, done.stdout.splitlines())
+            assert result["status"] == "done" and result["signer"] == "none"
+            assert sha256(out / "data.bin") == sha256(original)
 
 
 def test_a_name_outside_every_mount_is_not_found_quickly(

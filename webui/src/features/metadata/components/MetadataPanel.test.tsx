@@ -35,7 +35,7 @@ describe("MetadataPanel", () => {
   });
 
   it("escapes the name once more in the HTTP link", async () => {
-    server.use(http.get(`${API}/files/*`, () => HttpResponse.json({ ...fixtures.fileBnu, name: "/CMS/a%20b/c.root" })));
+    server.use(handle("file", () => HttpResponse.json({ ...fixtures.fileBnu, name: "/CMS/a%20b/c.root" })));
     renderWithClient(<MetadataPanel name="/CMS/a%20b/c.root" onClose={() => {}} />);
     const link = await screen.findByRole("link", { name: "Download over HTTP" });
     expect(link).toHaveAttribute("href", "/data/CMS/a%2520b/c.root");
