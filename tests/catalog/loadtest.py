@@ -18,7 +18,6 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from ndnsci._stack import free_port
 
 NDNSCI = [sys.executable, "-m", "ndnsci"]
 QUERY_FACETS = ["model", "experiment", "variable", "frequency", "institute", "realm"]
@@ -92,12 +93,6 @@ def _hammer_main(argv: list[str]) -> None:
 
 
 # --- the server --------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
