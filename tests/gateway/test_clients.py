@@ -230,12 +230,16 @@ def test_xarray_reads_a_slice_lazily_over_http(stack, sample_dir):
 
 
 def test_intake_esm_opens_the_export_over_http(stack, sample_dir):
+    import dask
     import intake
 
     url = f"{stack.catalog_url}/api/v1/export/intake-esm?scheme=cmip5&assets=url"
     esm = intake.open_esm_datastore(url, threaded=False)
     subset = esm.search(model=MODEL, experiment="historical", variable="tas")
-    (dataset,) = subset.to_dataset_dict(progressbar=False).values()
+    # one file at a time: netCDF-C's byte-range reads are not thread-safe (dask's threaded
+    # scheduler opening two files at once crashed the process), as docs/esgf.md says
+    with dask.config.set(scheduler="synchronous"):
+        (dataset,) = subset.to_dataset_dict(progressbar=False).values()
     names = sorted(native(stack, model=MODEL, experiment="historical", variable="tas")["results"],
                    key=lambda r: r["name"])  # fmt: skip
     assert len(names) == 2
