@@ -393,9 +393,10 @@ class Catalog:
         token: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        client = _httpx()  # first: without httpx, say what to install before anything else
         self.url, self.page_size = catalog_url(url), _page_size(page_size)
         self.token = token
-        self._http: httpx.Client = _httpx().Client(
+        self._http: httpx.Client = client.Client(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
         self._limits: dict[str, int] | None = None
@@ -995,9 +996,10 @@ class AsyncCatalog:
         token: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        client = _httpx()  # first: without httpx, say what to install before anything else
         self.url, self.page_size = catalog_url(url), _page_size(page_size)
         self.token = token
-        self._http: httpx.AsyncClient = _httpx().AsyncClient(
+        self._http: httpx.AsyncClient = client.AsyncClient(
             base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
         )
         self._limits: dict[str, int] | None = None
