@@ -1,4 +1,4 @@
-import { type FormEvent, type KeyboardEvent, useEffect, useId, useState } from "react";
+import { type FormEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import { formatCount, plural } from "@/lib/format";
 import { useDebounced } from "@/lib/use-debounced";
 import { useAutocomplete } from "../api/autocomplete";
@@ -19,6 +19,10 @@ export function NamePrefixBox({ prefix, onApply, onOpenFile }: NamePrefixBoxProp
   const [active, setActive] = useState(-1);
   const id = useId();
   const listId = `${id}-list`;
+  // the list closes a moment after the box loses focus (a click on an entry lands first);
+  // the timer goes with the component
+  const closing = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(closing.current), []);
   useEffect(() => setText(prefix), [prefix]);
 
   const typed = useDebounced(text, 120);
@@ -87,7 +91,9 @@ export function NamePrefixBox({ prefix, onApply, onOpenFile }: NamePrefixBoxProp
             setOpen(true);
           }}
           onFocus={() => setOpen(true)}
-          onBlur={() => setTimeout(() => setOpen(false), 150)}
+          onBlur={() => {
+            closing.current = setTimeout(() => setOpen(false), 150);
+          }}
           onKeyDown={onKeyDown}
         />
         <ul id={listId} role="listbox" aria-label="Name completions" className="combo-list" hidden={!expanded}>
