@@ -6,6 +6,7 @@
     ndnsci catalog trust remove SITE
     ndnsci catalog federate [--link SITE=udp4://HOST:PORT] ...   # over NDN
     ndnsci catalog mirror --from URL [--follow]  # the HTTP fallback
+    ndnsci catalog seal [--follow]               # sign this site's changes for HTTP mirrors
     ndnsci catalog conflicts                     # names two sites published (JSON lines)
 
 KEY is a site's raw Ed25519 public key in hex, as ``ndnsci keys show`` prints it at that site;
@@ -106,6 +107,21 @@ def register(commands: Any, db_option: Any, db_url: Any) -> None:
     with_db(mirror)
     mirror.set_defaults(func=run_mirror)
 
+    seal = commands.add_parser(
+        "seal",
+        help="sign this site's new changes into batches for the sites that mirror it over HTTP "
+        "(what `federate` does, without NDN)",
+    )
+    seal.add_argument("--key", default="default", help="the site's key (default)")
+    seal.add_argument("--follow", action="store_true", help="keep sealing (Ctrl-C stops)")
+    seal.add_argument("--interval", type=float, default=0.5, help="seconds between looks")
+    seal.add_argument(
+        "--batch-changes", type=int, default=2000, metavar="N",
+        help="changes per signed batch (default 2000)",
+    )  # fmt: skip
+    with_db(seal)
+    seal.set_defaults(func=run_seal)
+
     conflicts = commands.add_parser("conflicts", help="names two sites published (JSON lines)")
     conflicts.add_argument("--limit", type=int, default=1000)
     with_db(conflicts)
@@ -181,6 +197,27 @@ def run_trust_remove(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_seal(args: argparse.Namespace) -> int:
+    from ndnsci.catalog.migrate import upgrade
+    from ndnsci.errors import NdnsciError
+    from ndnsci.federation.mirror import seal
+
+    _logging(False, "seal")
+    url = args.db_url(args)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        upgrade(url)
+        count = seal(url, args.key, follow=args.follow, interval=args.interval,
+                     limit=max(1, args.batch_changes), stop=stop)  # fmt: skip
+    except KeyboardInterrupt:
+        return 130
+    except NdnsciError as exc:
+        return fail("catalog seal", exc)
+    print(json.dumps({"batches": count}))
+    return 0
+
+
 def run_conflicts(args: argparse.Namespace) -> int:
     from ndnsci.catalog import sites
 
@@ -249,4 +286,8 @@ def run_mirror(args: argparse.Namespace) -> int:
     except NdnsciError as exc:
         return fail("catalog mirror", exc)
     print(f"ndnsci catalog mirror: {count} batches applied from {args.source}", file=sys.stderr)
+    if count == 0 and not args.follow:
+        print(f"ndnsci catalog mirror: {args.source} has no batch this catalog lacks; a site "
+              "signs its changes into batches with `ndnsci catalog federate` or "
+              "`ndnsci catalog seal`", file=sys.stderr)  # fmt: skip
     return 0

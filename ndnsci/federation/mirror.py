@@ -4,6 +4,9 @@ The same signed batches as over NDN (``GET /api/v1/sites/{site}/batches/{n}``), 
 the key of *our* trust list (what the server says about its key is not trusted) and applied by
 :func:`ndnsci.federation.replica.receive`. Progress is the same per-site counter as over NDN,
 so a site can switch between the two, and a mirror stopped half way continues where it was.
+
+A site without NDN seals its own changes into those batches with ``ndnsci catalog seal``
+(:func:`seal`); a site that runs ``ndnsci catalog federate`` has them sealed by the daemon.
 """
 
 from __future__ import annotations
@@ -68,6 +71,48 @@ def mirror(
                         trusted = sites.get_site(session, trusted.name) or trusted
                 if not follow or stop.wait(interval):
                     return applied
+    finally:
+        engine.dispose()
+
+
+def seal(
+    db: str,
+    key_name: str = "default",
+    *,
+    follow: bool = False,
+    interval: float = 0.5,
+    limit: int = sites.BATCH_CHANGES,
+    stop: threading.Event | None = None,
+) -> int:
+    """Seal this site's changes not yet in a batch into signed batches, for the sites that
+    mirror it over HTTP; the number of this site's batches after the last look.
+
+    What ``ndnsci catalog federate`` does each half second, without NDN: run one or the other
+    (each assumes it is the only one sealing). With ``follow``, look again every ``interval``
+    seconds until ``stop`` is set; a database that cannot be read for a moment costs one look.
+    Raises FederationError (no site name, or ``key_name`` is not the site's key).
+    """
+    from sqlalchemy.exc import OperationalError
+
+    from ndnsci.federation.replica import local_identity, publish_pending
+    from ndnsci.ndn import keys
+
+    stop = stop or threading.Event()
+    key = keys.load(key_name)
+    engine = make_engine(db)
+    factory = make_sessionmaker(engine)
+    try:
+        local = local_identity(factory, key)
+        count = local.applied
+        while True:
+            try:
+                count = publish_pending(factory, key, limit)
+            except OperationalError as exc:
+                if not follow:
+                    raise
+                log.warning("sealing skipped a look: %s", exc)
+            if not follow or stop.wait(interval):
+                return count
     finally:
         engine.dispose()
 

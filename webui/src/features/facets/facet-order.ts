@@ -1,6 +1,8 @@
 // The order facets are shown in: each scheme's own, most selective first (what a climate or
 // HEP user narrows by), then anything a new scheme adds, alphabetically.
 const PREFERRED = [
+  // federation: the site that published the file (set by the catalog, any scheme)
+  "site",
   // CMIP5
   "institute", "model", "experiment", "frequency", "realm", "table", "ensemble", "variable",
   // CMIP6

@@ -58,6 +58,8 @@ export interface FileDetails {
   sha256: string | null;
   version: string | null;
   publishedAt: string;
+  /** the federation site that published the file; null in a catalog without a site name */
+  site: string | null;
   format: string | null;
   facets: [string, string][];
   corrections: Correction[];

@@ -11,6 +11,8 @@ export interface ResultRow {
   sha256: string | null;
   timeStart: string | null;
   timeEnd: string | null;
+  /** the federation site that published the file; null in a catalog without a site name */
+  site: string | null;
   facets: Record<string, string | null>;
 }
 

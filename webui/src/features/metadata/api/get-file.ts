@@ -76,6 +76,7 @@ export function toFileDetails(record: FileRecord): FileDetails {
     sha256: record.sha256 ?? null,
     version: record.version ?? null,
     publishedAt: record.published_at,
+    site: record.site ?? null,
     format: str(meta.format),
     facets: Object.entries(record.facets).filter((e): e is [string, string] => typeof e[1] === "string"),
     corrections: record.corrections.map((c) => ({ rule: c.rule ?? "", message: c.message ?? "" })),

@@ -34,6 +34,20 @@ describe("MetadataPanel", () => {
     expect(link).toHaveAttribute("download", fixtures.fileBnu.filename);
   });
 
+  it("names the federation site that published the file, and no site in a catalog without one", async () => {
+    server.use(handle("file", () => HttpResponse.json({ ...fixtures.fileBnu, site: "kisti" })));
+    const { unmount } = renderWithClient(<MetadataPanel name={NAME} onClose={() => {}} />);
+    let panel = screen.getByRole("region", { name: "Metadata" });
+    await within(panel).findByRole("heading", { name: fixtures.fileBnu.filename });
+    expect(within(panel).getByText("Site").nextElementSibling).toHaveTextContent(/^kisti \(the federation site/);
+    unmount();
+    server.resetHandlers();
+    renderWithClient(<MetadataPanel name={NAME} onClose={() => {}} />);
+    panel = screen.getByRole("region", { name: "Metadata" });
+    await within(panel).findByRole("heading", { name: fixtures.fileBnu.filename });
+    expect(within(panel).queryByText("Site")).not.toBeInTheDocument();
+  });
+
   it("escapes the name once more in the HTTP link", async () => {
     server.use(handle("file", () => HttpResponse.json({ ...fixtures.fileBnu, name: "/CMS/a%20b/c.root" })));
     renderWithClient(<MetadataPanel name="/CMS/a%20b/c.root" onClose={() => {}} />);

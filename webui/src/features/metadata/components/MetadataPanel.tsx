@@ -103,6 +103,7 @@ function Details({
           ["Scheme", file.scheme],
           file.format ? ["Format", file.format] : null,
           ["Published", timestamp(file.publishedAt)],
+          file.site ? ["Site", <>{file.site} <span className="muted">(the federation site that published it)</span></>] : null,
         ]}
       />
 

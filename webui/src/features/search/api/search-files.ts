@@ -19,6 +19,7 @@ export function toResultRow(file: FileSummary): ResultRow {
     sha256: file.sha256 ?? null,
     timeStart: file.time_start ?? null,
     timeEnd: file.time_end ?? null,
+    site: file.site ?? null,
     facets: file.facets,
   };
 }

@@ -23,6 +23,9 @@ const COLUMNS: Column[] = [
   { label: "Time coverage", asc: "time_start", desc: "-time_start" },
 ];
 
+/** Shown only in a federation, where some file has the site that published it. */
+const SITE_COLUMN: Column = { label: "Site" };
+
 function SortHeader({ column, sort, onSort }: { column: Column; sort: SortKey; onSort: (s: SortKey) => void }) {
   if (!("asc" in column)) return <th scope="col">{column.label}</th>;
   const direction = sort === column.asc ? "ascending" : sort === column.desc ? "descending" : undefined;
@@ -41,6 +44,8 @@ function SortHeader({ column, sort, onSort }: { column: Column; sort: SortKey; o
 
 /** One page of results; choosing a row opens its metadata. */
 export function ResultsTable({ rows, sort, selected, busy, onOpen, onSort, isInCart, onToggleCart }: ResultsTableProps) {
+  const federated = rows.some((row) => row.site !== null);
+  const columns = federated ? [...COLUMNS, SITE_COLUMN] : COLUMNS;
   return (
     <div className="table-wrap">
       <table className="results" aria-label="Results" aria-busy={busy}>
@@ -49,7 +54,7 @@ export function ResultsTable({ rows, sort, selected, busy, onOpen, onSort, isInC
             <th scope="col" className="col-cart">
               <span className="visually-hidden">In cart</span>
             </th>
-            {COLUMNS.map((column) => (
+            {columns.map((column) => (
               <SortHeader key={column.label} column={column} sort={sort} onSort={onSort} />
             ))}
           </tr>
@@ -97,6 +102,7 @@ export function ResultsTable({ rows, sort, selected, busy, onOpen, onSort, isInC
                 </td>
                 <td className="col-size">{formatBytes(row.size)}</td>
                 <td className="col-time">{formatCoverage(row.timeStart, row.timeEnd)}</td>
+                {federated ? <td className="col-site">{row.site ?? "—"}</td> : null}
               </tr>
             );
           })}

@@ -42,6 +42,29 @@ describe("SearchResults", () => {
     expect(plain).toHaveTextContent(new RegExp(`^${first.filename}$`));
   });
 
+  it("adds a Site column in a federation, with the site that published each file", async () => {
+    const [first, second] = fixtures.searchPage.results;
+    server.use(
+      handle("search", () =>
+        HttpResponse.json({ ...fixtures.searchPage, results: [{ ...first!, site: "kisti" }, { ...second!, site: "csu" }] }),
+      ),
+    );
+    renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    const table = await screen.findByRole("table", { name: "Results" });
+    expect(within(table).getByRole("columnheader", { name: "Site" })).toBeInTheDocument();
+    const rowOf = (file: typeof first) =>
+      within(table).getByRole("button", { name: `${file!.filename}: show metadata` }).closest("tr")!;
+    expect(rowOf(first).querySelector(".col-site")).toHaveTextContent(/^kisti$/);
+    expect(rowOf(second).querySelector(".col-site")).toHaveTextContent(/^csu$/);
+  });
+
+  it("has no Site column in a catalog without sites", async () => {
+    renderWithClient(<SearchResults query={emptyQuery()} {...props} />);
+    const table = await screen.findByRole("table", { name: "Results" });
+    await within(table).findByRole("columnheader", { name: "NDN name" });
+    expect(within(table).queryByRole("columnheader", { name: "Site" })).not.toBeInTheDocument();
+  });
+
   it("asks the catalog for the query in the URL, without facet counts", async () => {
     const seen = vi.fn();
     server.use(
