@@ -630,7 +630,7 @@ class Catalog:
         sent = threading.Event()
 
         def body() -> Iterator[bytes]:
-            yield pending.body()
+            yield from pending.chunks()
             sent.set()
 
         future = pool.submit(
@@ -1160,7 +1160,8 @@ class AsyncCatalog:
         sent = asyncio.Event()
 
         async def body() -> AsyncIterator[bytes]:
-            yield pending.body()
+            for chunk in pending.chunks():
+                yield chunk
             sent.set()
 
         task = asyncio.create_task(

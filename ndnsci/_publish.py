@@ -20,7 +20,7 @@ included, so a report's ``line N`` is the line of the input.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -161,8 +161,18 @@ class Pending:
     #: times the catalog answered it was too busy (503) and it was sent again
     attempts: int = 0
 
-    def body(self) -> bytes:
-        return b"".join(self.encoded)
+    def chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
+        """The body in pieces of about ``size`` bytes: never a second copy of the whole batch."""
+        piece: list[bytes] = []
+        held = 0
+        for encoded in self.encoded:
+            piece.append(encoded)
+            held += len(encoded)
+            if held >= size:
+                yield b"".join(piece)
+                piece, held = [], 0
+        if piece:
+            yield b"".join(piece)
 
     def append(self, item: Any, line: int, encoded: bytes) -> None:
         self.items.append(item)
@@ -240,6 +250,9 @@ def encode(item: Any) -> bytes | str | None:
     if isinstance(item, Mapping):
         return json.dumps(item).encode() + b"\n"
     data = item.encode("utf-8", "surrogateescape") if isinstance(item, str) else bytes(item)
+    if data.endswith(b"\n") and not data.endswith(b"\r\n") and data.count(b"\n") == 1:
+        # a line as read from a file: sent as it is, not copied (a batch holds it once)
+        return None if data.isspace() else data
     data = data.rstrip(b"\r\n")
     if not data.strip():
         return None
