@@ -7,7 +7,6 @@ by ``import ndnsci``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections import deque
@@ -1018,6 +1017,8 @@ class AsyncCatalog:
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         """:meth:`Catalog._request` (503s are sent again, see BUSY_RETRIES)."""
+        import asyncio
+
         import httpx
 
         for attempt in range(BUSY_RETRIES + 1):
@@ -1173,6 +1174,8 @@ class AsyncCatalog:
         return task
 
     async def _settle(self, run: _PublishRun, pending: Pending, task: asyncio.Task[Any]) -> None:
+        import asyncio
+
         import httpx
 
         try:
@@ -1194,6 +1197,8 @@ class AsyncCatalog:
         return entries
 
     async def _manifest_piece(self, body: Any) -> list[ManifestEntry | tuple[str, str]]:
+        import asyncio
+
         import httpx
 
         for attempt in range(BUSY_RETRIES + 1):
