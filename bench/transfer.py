@@ -24,6 +24,33 @@ when PYTHONDONTWRITEBYTECODE is set): an installed package has its .pyc files.
 ``--peers`` adds the older comparisons (fetch <- put, cat <- serve, python-ndn, curl).
 
     .venv/bin/python bench/transfer.py --sizes 64,192,1024,4096 --rounds 3
+
+With ``--native`` (NDN-DPDK and NDNc built by ``make native``, root, hugepages) the native plane
+comes up on each size's NDNd (``ndnsci native up``, in a private run folder, down again before
+the next size) with its file server serving the bench's files, and each round adds, after the
+rows above (docs/native.md):
+
+    NDN-DPDK fetcher <- NDN-DPDK file server (memif, through the NDN-DPDK forwarder)
+    NDNc ndncft-client <- NDN-DPDK file server (no row when NDNc is not built)
+    ndnd cat <- NDN-DPDK file server (through the NDNd <-> NDN-DPDK link)
+
+The two native consumers are timed from the metadata request to the last byte on disk (the
+``ndn-dpdk`` and ``ndnc`` transports of ``ndnsci.native``, run in this process). They read the
+version of the round (no new version of their own: a new mtime makes ``ndnsci serve`` hash the
+file again; NDN-DPDK's content store holds 1024 Data, 8 MB, nothing next to the file); the
+``ndnd cat`` row reads a version NDNd's cache has not seen. With ``--native`` every row also
+shows the CPU seconds per GB of every process that took part (from /proc): the consumer (for the
+native consumers: this process), NDNd, the producer (``ndnsci serve``, ``ndnd put``; for the
+native rows all of the plane's processes: forwarder, fetcher, file server), and the medians
+their range. Ratios: NDN-DPDK fetcher and NDNc against ``cold ndnd cat <- ndnd put`` and
+``cold ndnsci fetch``.
+
+``--only`` keeps the rows whose label starts with one of its comma-separated prefixes, to shorten
+a big run (a warm row brings the cold ndnsci fetch that fills the cache along):
+
+    .venv/bin/python bench/transfer.py --native --sizes 1024 --rounds 3
+    .venv/bin/python bench/transfer.py --native --sizes 4096 --rounds 3 --ttfb-runs 0 \
+        --only "cold ndnd cat <- ndnd put,cold ndnsci fetch,NDN,ndnd cat <- NDN"
 """
 
 from __future__ import annotations
@@ -38,20 +65,26 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from ndnsci.ndn import forwarder, keys, rdr
 from ndnsci.ndn.consumer import fetch_one
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
+from ndnsci.transports import Transport
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
 NDNSCI = [PY, "-m", "ndnsci"]
 SMALL_NETCDF = next((REPO / "tests/data/netcdf/cmip5").rglob("tasmax_Amon_CMCC-CMS_*.nc"), None)
 ENGINE_LABEL = {"c": "ndnsci fetch", "python": "ndnsci fetch [python loop]"}
+WARM_CAT = "warm ndnd cat <- forwarder cache"
+COLD_PUT = "cold ndnd cat <- ndnd put"
+DPDK_CAT = "ndnd cat <- NDN-DPDK file server"
 
 PYNDN_FETCH = r"""
 import asyncio, sys
@@ -110,6 +143,8 @@ class Bench:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.put_count = 0
         self.forwarder_pid = 0
+        self.native: Native | None = None  # up during size_rounds with --native
+        self.only: list[str] = []  # --only: label prefixes of the rows to run
 
     # --- processes -----------------------------------------------------------------------------
 
@@ -230,7 +265,16 @@ class Bench:
         self.cpu = ((float(user) + float(system)) / seconds, fw_share)
         return seconds, int(rss_kb) * 1024
 
+    def wanted(self, *labels: str) -> bool:
+        """Whether ``--only`` keeps any of these rows (all rows without it)."""
+        return not self.only or any(
+            label.startswith(prefix) for label in labels for prefix in self.only
+        )
+
     def cleanup(self) -> None:
+        if self.native is not None:
+            self.native.down()
+            self.native = None
         for proc in self.procs:
             if proc.poll() is None:
                 proc.terminate()
@@ -259,6 +303,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def total_cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of several running processes so far (0 for those gone)."""
+    return sum(cpu_seconds(pid) for pid in pids)
+
+
 def peak_rss(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -273,88 +322,243 @@ def fetch_args(name: str, cc: str = "aimd", window: int = 64) -> list[str]:
     return [*NDNSCI, "fetch", name, "-o", ".", "-q", "--cc", cc, "--window", str(window)]
 
 
-def size_rounds(b: Bench, size_mb: int, n: int, engines: list[str]) -> dict[str, float]:
-    """Warm and cold, ndnsci against ndnd cat, ``n`` interleaved rounds at one file size."""
+class Native:
+    """The NDN-DPDK plane on the bench's NDNd, its file server serving the bench's root."""
+
+    PREFIX = "/bench/dpdk"
+
+    def __init__(self, b: Bench) -> None:
+        from ndnsci._stack import die_with_parent
+        from ndnsci.native import install
+        from ndnsci.native.fetcher import NdnDpdkTransport
+        from ndnsci.native.layout import Layout
+        from ndnsci.native.ndnc import NdncTransport
+        from ndnsci.native.plane import Plane
+        from ndnsci.native.serve import tree_mounts
+
+        self.b = b
+        self.plane = Plane(b.tmp / "native")
+        self.layout = Layout.for_machine(base_port=free_port())
+        self.plane.up(b.sock, self.layout, preexec=die_with_parent)
+        try:
+            mounts = tree_mounts(str(b.root), self.PREFIX)
+            self.plane.start_fileserver(mounts, preexec=die_with_parent)
+            b.await_metadata(f"{self.PREFIX}/small.bin", want_hash=False)
+        except BaseException:  # nobody else would take the plane down (hugepages, the link)
+            self.down()
+            raise
+        self.transports: dict[str, Transport] = {"NDN-DPDK fetcher": NdnDpdkTransport(self.plane)}
+        if install.ndnc() is not None:
+            self.transports["NDNc ndncft-client"] = NdncTransport(self.plane)
+        else:
+            print("NDNc is not built (make native): no NDNc row", file=sys.stderr)
+
+    def pids(self) -> list[int]:
+        state = self.plane.load()
+        return list(state.pids.values()) if state else []
+
+    def describe(self) -> str:
+        layout = self.layout
+        return (
+            f"native plane: {layout.cpus} CPUs shared by all; forwarder {layout.forwarder.lcores} "
+            f"lcores (RX, TX, {layout.fwd_threads} FWD + main), fetcher "
+            f"{layout.fetcher.lcores} lcores ({layout.fetch_threads} fetch thread), file server "
+            f"{layout.fileserver.lcores} lcores ({layout.fs_threads} I/O thread), "
+            f"{layout.hugepages} hugepages of 2 MB"
+        )
+
+    def receive(self, label: str, name: str, out: Path) -> tuple[float, float]:
+        """One file through a native transport; (seconds, CPU seconds of all the plane, NDNd and
+        this process, the consumer)."""
+        from ndnsci.transports import FetchOptions, Job
+
+        out.unlink(missing_ok=True)
+        out.touch()
+        job = Job(
+            name=name,
+            part=str(out),
+            state=str(out) + ".state",
+            resume=False,
+            options=FetchOptions(checksum_wait=0),
+            progress=lambda done, total: None,
+            stop=threading.Event(),
+        )
+        pids = [*self.pids(), self.b.forwarder_pid]
+        cpu_before, own_before = total_cpu_seconds(pids), time.process_time()
+        started = time.monotonic()
+        got = self.transports[label].receive(job)
+        seconds = time.monotonic() - started
+        cpu = total_cpu_seconds(pids) - cpu_before + time.process_time() - own_before
+        if got.size != out.stat().st_size:
+            raise RuntimeError(f"{label}: {out.stat().st_size} bytes, not {got.size}")
+        return seconds, cpu
+
+    def down(self) -> None:
+        problems = self.plane.down()
+        if problems:
+            print(f"native plane down: {problems}", file=sys.stderr)
+
+
+def size_rounds(
+    b: Bench, size_mb: int, n: int, engines: list[str], native: bool = False
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Warm and cold, ndnsci against ndnd cat, ``n`` interleaved rounds at one file size (and the
+    native plane's rows with ``native``); the ratios (ndnsci / ndnd cat, native)."""
     b.size = size_mb << 20
     write_random(b.root / "file.bin", b.size)
     b.start_forwarder(b.size // 4096 + 1)
     rates: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    per_gb: dict[str, list[float]] = defaultdict(list)  # --native: CPU s/GB, every process
     failed: dict[str, int] = defaultdict(int)
     ndnd = str(forwarder.binary())
     out = b.out / "file.bin"
     serve = b.start_serve("/bench/serve")
 
-    def record(label: str, args: list[str], target: Path, **kw: object) -> None:
+    def record(
+        label: str, args: list[str], target: Path, producers: list[int], **kw: object
+    ) -> None:
+        before = total_cpu_seconds(producers)
         try:
             seconds, _ = b.consume(args, target, b.size, **kw)  # type: ignore[arg-type]
         except RuntimeError as exc:  # counted and shown: the medians are of the runs that ended
             failed[label] += 1
             print(f"  {size_mb} MiB {label}: FAILED {exc}", flush=True)
             return
-        rates[label].append(b.size / seconds / 1e6)
         cpu[label].append(b.cpu)
+        note = f"consumer CPU {b.cpu[0]:.0%}, forwarder CPU {b.cpu[1]:.0%}"
+        if native:  # all the processes of the transfer: consumer, forwarder, producer(s)
+            used = (b.cpu[0] + b.cpu[1]) * seconds + total_cpu_seconds(producers) - before
+            per_gb[label].append(used / (b.size / 1e9))
+            note += f", CPU {per_gb[label][-1]:.1f} s/GB"
+        show(label, seconds, note)
+
+    def record_native(label: str, name: str) -> None:
+        assert b.native is not None
+        try:
+            seconds, used = b.native.receive(label.split(" <- ", maxsplit=1)[0], name, out)
+        except Exception as exc:  # counted and shown, as record's
+            failed[label] += 1
+            print(f"  {size_mb} MiB {label}: FAILED {exc!r}"[:600], flush=True)
+            return
+        per_gb[label].append(used / (b.size / 1e9))
+        show(label, seconds, f"CPU {per_gb[label][-1]:.1f} s/GB")
+
+    def show(label: str, seconds: float, note: str) -> None:
+        rates[label].append(b.size / seconds / 1e6)
         print(
-            f"  {size_mb} MiB {label}: {b.size / seconds / 1e6:.1f} MB/s ({seconds:.2f} s, "
-            f"consumer CPU {b.cpu[0]:.0%}, forwarder CPU {b.cpu[1]:.0%})",
+            f"  {size_mb} MiB {label}: {b.size / seconds / 1e6:.1f} MB/s ({seconds:.2f} s, {note})",
             flush=True,
         )
 
     try:
+        if native:
+            b.native = Native(b)
+            print(b.native.describe(), flush=True)
         for r in range(1, n + 1):
             print(f"{size_mb} MiB, round {r}", flush=True)
+            versioned = 0.0  # when file.bin got this round's version (0: not yet)
             for engine in engines:
                 env = {"NDNSCI_HOTLOOP": engine}
-                b.new_version("file.bin", "/bench/serve")
                 name = fetch_args("/bench/serve/file.bin")
-                record(f"cold {ENGINE_LABEL[engine]} <- ndnsci serve", name, out, env=env)
-                record(f"warm {ENGINE_LABEL[engine]} <- forwarder cache", name, out, env=env)
+                cold = f"cold {ENGINE_LABEL[engine]} <- ndnsci serve"
+                warm = f"warm {ENGINE_LABEL[engine]} <- forwarder cache"
+                if b.wanted(cold, warm, WARM_CAT):  # the warm rows read what the cold one got
+                    b.new_version("file.bin", "/bench/serve")
+                    versioned = time.monotonic()
+                    record(cold, name, out, [serve.pid], env=env)
+                if b.wanted(warm):
+                    record(warm, name, out, [serve.pid], env=env)
             # the same version again: ndnd cat's discovery asks serve, the segments come from
             # the forwarder's cache
-            record("warm ndnd cat <- forwarder cache", [ndnd, "cat", "/bench/serve/file.bin"], out,
-                   stdout_file=True)  # fmt: skip
-            prefix, put = b.start_put(b.root / "file.bin")
-            record("cold ndnd cat <- ndnd put", [ndnd, "cat", prefix], out, stdout_file=True)
-            b.stop(put)
+            if b.wanted(WARM_CAT):
+                record(WARM_CAT, [ndnd, "cat", "/bench/serve/file.bin"], out, [serve.pid],
+                       stdout_file=True)  # fmt: skip
+            if b.wanted(COLD_PUT):
+                prefix, put = b.start_put(b.root / "file.bin")
+                record(COLD_PUT, [ndnd, "cat", prefix], out, [put.pid], stdout_file=True)
+                b.stop(put)
+            if b.native is not None:
+                # the file is ndnsci serve's too: no new version per native run (a new mtime
+                # would make serve hash the file again, during these runs); NDN-DPDK's content
+                # store holds 1024 Data (8 MB), nothing next to the file
+                dpdk_name = f"{Native.PREFIX}/file.bin"
+                for transport in b.native.transports:
+                    if b.wanted(f"{transport} <- NDN-DPDK file server"):
+                        record_native(f"{transport} <- NDN-DPDK file server", dpdk_name)
+                if b.wanted(DPDK_CAT):
+                    # through NDNd, whose cache may hold the last round's version: a new one if
+                    # --only left out the ndnsci rows, seen by the file server within a second
+                    # (its statValidity)
+                    if not versioned:
+                        b.new_version("file.bin", "/bench/serve")
+                        versioned = time.monotonic()
+                    time.sleep(max(0.0, versioned + 1.1 - time.monotonic()))
+                    record(DPDK_CAT, [ndnd, "cat", dpdk_name], out, b.native.pids(),
+                           stdout_file=True)  # fmt: skip
     finally:
+        if b.native is not None:
+            b.native.down()
+            b.native = None
         b.stop(serve)
         b.stop_forwarder()
         (b.root / "file.bin").unlink()
         out.unlink(missing_ok=True)
     for label, count in failed.items():
         print(f"{size_mb} MiB {label}: {count} of {n} runs failed")
-    return size_report(size_mb, rates, cpu, engines)
+    return size_report(size_mb, rates, cpu, per_gb, engines, b.wanted)
 
 
 def size_report(
     size_mb: int,
     rates: dict[str, list[float]],
     cpu: dict[str, list[tuple[float, float]]],
+    per_gb: dict[str, list[float]],
     engines: list[str],
-) -> dict[str, float]:
+    wanted: Callable[..., bool],
+) -> tuple[dict[str, float], dict[str, float]]:
+    if not rates:
+        print(f"\n{size_mb} MiB: no run ended\n", flush=True)
+        return {}, {}
     med = {label: statistics.median(v) for label, v in rates.items()}
     print(f"\n{size_mb} MiB, medians of {len(next(iter(rates.values())))} interleaved rounds")
     for label, value in med.items():
-        consumer = statistics.median(c for c, _ in cpu[label])
-        fw = statistics.median(f for _, f in cpu[label])
-        print(
-            f"{size_mb} MiB {label}: {value:.1f} MB/s, consumer CPU {consumer:.0%}, "
-            f"forwarder CPU {fw:.0%}"
-        )
+        notes = []
+        if cpu.get(label):
+            consumer = statistics.median(c for c, _ in cpu[label])
+            fw = statistics.median(f for _, f in cpu[label])
+            notes += [f"consumer CPU {consumer:.0%}", f"forwarder CPU {fw:.0%}"]
+        spread = ""
+        if per_gb:  # --native
+            spread = f" ({min(rates[label]):.0f}-{max(rates[label]):.0f})"
+            if per_gb.get(label):
+                notes.append(f"CPU {statistics.median(per_gb[label]):.1f} s/GB")
+        print(f"{size_mb} MiB {label}: {value:.1f} MB/s{spread}" + "".join(f", {x}" for x in notes))
     ratios = {}
     for engine in engines:
         who = ENGINE_LABEL[engine]
         for kind, ours, theirs in (
-            ("warm", f"warm {who} <- forwarder cache", "warm ndnd cat <- forwarder cache"),
-            ("cold", f"cold {who} <- ndnsci serve", "cold ndnd cat <- ndnd put"),
+            ("warm", f"warm {who} <- forwarder cache", WARM_CAT),
+            ("cold", f"cold {who} <- ndnsci serve", COLD_PUT),
         ):
+            if not (wanted(ours) and wanted(theirs)):  # --only left one out
+                continue
             if ours not in med or theirs not in med:
                 print(f"ratio {size_mb} MiB {kind}: {who} / ndnd cat: no run ended")
                 continue
             ratios[f"{kind} {who}"] = med[ours] / med[theirs]
             print(f"ratio {size_mb} MiB {kind}: {who} / ndnd cat = {med[ours] / med[theirs]:.2f}x")
+    native = {}
+    dpdk, ndnc = "NDN-DPDK fetcher", "NDNc ndncft-client"
+    pairs = [(dpdk, "ndnd cat", COLD_PUT), (ndnc, "ndnd cat", COLD_PUT)]
+    pairs += [(dpdk, ENGINE_LABEL[e], f"cold {ENGINE_LABEL[e]} <- ndnsci serve") for e in engines]
+    for who, whom, theirs in pairs:
+        ours = f"{who} <- NDN-DPDK file server"
+        if ours in med and theirs in med:  # each from its own producer
+            native[f"{who.split()[0]} / {whom}"] = med[ours] / med[theirs]
+            print(f"ratio {size_mb} MiB native: {who} / {whom} = {med[ours] / med[theirs]:.2f}x")
     print(flush=True)
-    return ratios
+    return ratios, native
 
 
 def time_to_first_byte(b: Bench, runs: int) -> None:
@@ -445,7 +649,9 @@ def rounds(b: Bench, n: int, small: int) -> dict[str, list[float]]:
     )
     time.sleep(0.5)
 
-    def record(label: str, size: int, args: list[str], target: Path, to_stdout: bool = False):
+    def record(
+        label: str, size: int, args: list[str], target: Path, to_stdout: bool = False
+    ) -> None:
         seconds, peak = b.consume(args, target, size, to_stdout)
         rates[label].append(size / seconds / 1e6)
         rss[label].append(peak)
@@ -567,10 +773,13 @@ def main() -> None:
     parser.add_argument("--segment-sizes", default="4096,6000,8000,8500")
     parser.add_argument("--ccs", default="fixed,aimd,cubic")
     parser.add_argument("--workdir", default=None, help="where the temp folder goes")
+    parser.add_argument("--native", action="store_true", help="add the NDN-DPDK/NDNc rows")
+    parser.add_argument("--only", default="", help="rows to run: comma list of label prefixes")
     args = parser.parse_args()
     engines = args.engines.split(",")
     with tempfile.TemporaryDirectory(prefix="ndnsci-bench-", dir=args.workdir) as tmp:
         b = Bench(Path(tmp), 0, args.small_mb << 20)
+        b.only = [row for row in args.only.split(",") if row]
         print(f"forwarder {forwarder.binary()}; load average {os.getloadavg()}", flush=True)
         try:
             if args.ttfb_runs:
@@ -581,10 +790,14 @@ def main() -> None:
                 if why_not:
                     print(f"{size_mb} MiB: not run: {why_not}", flush=True)
                     continue
-                summary[size_mb] = size_rounds(b, size_mb, args.rounds, engines)
-            for size_mb, ratios in summary.items():
+                summary[size_mb] = size_rounds(b, size_mb, args.rounds, engines, args.native)
+            for size_mb, (ratios, native) in summary.items():
                 text = ", ".join(f"{kind} {value:.2f}x" for kind, value in ratios.items())
-                print(f"summary {size_mb} MiB (ndnsci / ndnd cat): {text}")
+                if ratios or not b.only:
+                    print(f"summary {size_mb} MiB (ndnsci / ndnd cat): {text}")
+                if native:
+                    text = ", ".join(f"{kind} {value:.2f}x" for kind, value in native.items())
+                    print(f"summary {size_mb} MiB (native): {text}")
             if args.peers:
                 b.size = args.peers_mb << 20
                 write_random(b.root / "file.bin", b.size)
