@@ -228,9 +228,12 @@ def federation(result: dict[str, Any], fig: Any) -> None:
     ndn, http = result["series"]["ndn"], result["series"]["http"]
     ax1.plot([s["t"] for s in ndn], [s["records"] for s in ndn], "-", color="tab:blue",
              label="NDN (federate), from the publish start")  # fmt: skip
-    ax1.plot([s["t"] for s in http], [s["records"] for s in http], "-", color="tab:orange",
-             label="HTTP mirror, from its start")  # fmt: skip
-    ax1.axvline(result["publish_seconds"], color="tab:blue", linestyle=":", label="publish done")
+    # the mirror ran afterwards, from zero: drawn as if it had started when the publish ended
+    shift = result["publish_seconds"]
+    label = "HTTP mirror (run afterwards), from the publish end"
+    ax1.plot([s["t"] + shift for s in http], [s["records"] for s in http], "-",
+             color="tab:orange", label=label)  # fmt: skip
+    ax1.axvline(shift, color="0.4", linestyle=":", label="publish done")
     ax1.set_xlabel("time (s)")
     ax1.set_ylabel(f"records held at {result['sites']['subscriber']['node']}")
     ax1.set_ylim(0, n * 1.05)
@@ -253,7 +256,7 @@ def federation(result: dict[str, Any], fig: Any) -> None:
     ax2.set_ylabel("bytes per record (both directions)")
     wan = result["path"]["wan"]
     ax2.set_title(
-        f"catalog traffic over the WAN ({wan['rate_mbps']} Mbit/s, {wan['rtt_ms']:g} ms RTT)",
+        f"catalog traffic over the WAN ({wan['rate_mbps']:g} Mbit/s, {wan['rtt_ms']:g} ms RTT)",
         fontsize=9,
     )
 
