@@ -1134,9 +1134,9 @@ def federation(bed: Testbed, opts: Options) -> dict[str, Any]:
         daemons.clear()
 
         # --- over HTTP ---
-        server = pub.spawn("catalog-serve", ["catalog", "serve", "--db", pub.db, "--host",
-                                             "0.0.0.0", "--port", str(CATALOG_PORT),
-                                             "--no-migrate"])  # fmt: skip
+        serve = ["catalog", "serve", "--db", pub.db, "--host", "0.0.0.0",
+                 "--port", str(CATALOG_PORT), "--no-migrate", "--no-gateway"]  # fmt: skip
+        server = pub.spawn("catalog-serve", serve)
         try:
             url = f"http://{bed.address(publisher, toward=subscriber)}:{CATALOG_PORT}"
             _wait_http(bed, subscriber, f"{url}/api/v1/health", server)
