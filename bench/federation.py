@@ -2,10 +2,12 @@
 
 Two sites on this machine, each as a real site runs it: an NDNd forwarder, a SQLite catalog
 named by ``ndnsci catalog site init`` and ``ndnsci catalog federate``; the forwarders are linked
-by UDP faces on loopback (no emulated WAN: deploy/testbed had not landed when this was written,
-so latency and bandwidth are the loopback's). Records are bench/catalog.py's realistic ones
-(GLADE CMIP5 rows, 10% CMS LFNs). Site A publishes them with ``ndnsci publish --records``
-while both daemons run; the clock stops when B's catalog holds every one of them.
+by UDP faces on loopback, so latency and bandwidth are the loopback's. The same measurement
+across the testbed's emulated WAN (200 Mbit/s, 40 ms round trip) is ``sudo .venv/bin/ndnsci
+testbed run federation`` (ndnsci/testbed/experiments.py, docs/testbed.md section 6). Records
+are bench/catalog.py's realistic ones (GLADE CMIP5 rows, 10% CMS LFNs). Site A publishes them
+with ``ndnsci publish --records`` while both daemons run; the clock stops when B's catalog holds
+every one of them.
 
 Traffic is read from the forwarders: the bytes of every packet received on their UDP faces
 (the link between A and B, both directions) between the start and the convergence, sync

@@ -7,9 +7,11 @@
 
 Each node of the topology (deploy/testbed/*.toml) gets its own network namespace and NDNd;
 links are veth pairs with tbf for the rate and a user-space delay element for the delay.
-EXPERIMENT is link, sweep, caching, cachehit, fairness or all: each runs on a testbed built for
-the run and removed after it, and writes bench/results/testbed-EXPERIMENT.json (every raw
-point) and .png. ``--json`` prints each result as one JSON line on stdout.
+EXPERIMENT is link, sweep, caching, cachehit, fairness, federation or all: each runs on a
+testbed built for the run and removed after it, and writes bench/results/testbed-EXPERIMENT.json
+(every raw point) and .png. ``--json`` prints each result as one JSON line on stdout.
+``federation`` publishes --records N catalog records (100000; --quick 5000) at one site and
+times their arrival at a site across the WAN, over NDN and over HTTP (docs/testbed.md).
 
 Everything a testbed starts stops with it: at the end, on Ctrl-C or SIGTERM, on failure, at
 the time limit (--timeout, --duration), and, if its builder is killed outright, with the
@@ -32,7 +34,7 @@ from typing import Any
 
 from ndnsci.cli._common import fail
 
-EXPERIMENT_NAMES = ("link", "sweep", "caching", "cachehit", "fairness")
+EXPERIMENT_NAMES = ("link", "sweep", "caching", "cachehit", "fairness", "federation")
 
 
 def register(subparsers: Any) -> None:
@@ -61,6 +63,12 @@ def register(subparsers: Any) -> None:
     )
     run.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     run.add_argument("--repeats", type=int, help="sweep repeats (2)")
+    run.add_argument(
+        "--records",
+        type=int,
+        metavar="N",
+        help="federation: records published (100000; --quick 5000)",
+    )
     run.add_argument(
         "--timeout", type=float, default=1800, metavar="S", help="stop everything after S (1800)"
     )
@@ -179,6 +187,8 @@ def _options(args: argparse.Namespace) -> Any:
     opts = Options.quick(log=log) if args.quick else Options(log=log)
     if args.repeats:
         opts.repeats = args.repeats
+    if args.records:
+        opts.federation_records = args.records
     return opts
 
 

@@ -304,6 +304,10 @@ class Testbed:
         for node, link in self.topo.next_hops(target).items():
             self._route_add(node, prefix, self.faces[(node, link.other(node))])
 
+    def set_strategy(self, node: str, prefix: str, strategy: str) -> None:
+        """The forwarding strategy of ``prefix`` on ``node``'s forwarder, e.g. multicast."""
+        self.ndnd(node, "fw", "strategy-set", f"prefix={prefix}", f"strategy={strategy}")
+
     def _install_routes(self, nodes: set[str]) -> None:
         for prefix, target in self.ndn_routes:
             for node, link in self.topo.next_hops(target).items():
@@ -437,9 +441,16 @@ class Testbed:
     # --- running things on nodes -------------------------------------------------------------
 
     def run(
-        self, node: str, argv: list[str], *, timeout: float = 600.0, check: bool = True
+        self,
+        node: str,
+        argv: list[str],
+        *,
+        timeout: float = 600.0,
+        check: bool = True,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run a command inside ``node``'s namespace (its forwarder as NDN_CLIENT_TRANSPORT)."""
+        """Run a command inside ``node``'s namespace (its forwarder as NDN_CLIENT_TRANSPORT;
+        ``env`` adds to or overrides :meth:`env`, e.g. a site's own NDNSCI_CONFIG_DIR)."""
         try:
             proc = subprocess.run(
                 netns.in_ns(self.ns(node), argv),
@@ -447,7 +458,7 @@ class Testbed:
                 text=True,
                 timeout=timeout,
                 check=False,
-                env=self.env(node),
+                env=self.env(node, **(env or {})),
                 stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired as exc:
@@ -461,8 +472,15 @@ class Testbed:
             )
         return proc
 
-    def ndnsci_cli(self, node: str, args: list[str], timeout: float = 600.0) -> str:
-        return self.run(node, [self.python, "-m", "ndnsci", *args], timeout=timeout).stdout
+    def ndnsci_cli(
+        self,
+        node: str,
+        args: list[str],
+        timeout: float = 600.0,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        argv = [self.python, "-m", "ndnsci", *args]
+        return self.run(node, argv, timeout=timeout, env=env).stdout
 
     def fetch(
         self,

@@ -60,6 +60,9 @@ class Options:
     requests_per_consumer: int = 5
     ping_count: int = 30
     probe_seconds: float = 4.0
+    federation_records: int = 100_000
+    federation_batch_changes: int = 2000  # the daemon's default
+    federation_timeout: float = 1800.0  # for the publish, and again for the convergence
     log: Callable[[str], None] = field(default=lambda text: None)
 
     @classmethod
@@ -84,6 +87,8 @@ class Options:
             # machine delays a few replies (the test asks for the RTT within 20%)
             ping_count=30,
             probe_seconds=2.0,
+            federation_records=5000,
+            federation_timeout=600.0,
             **kwargs,
         )
 
@@ -851,10 +856,417 @@ def _wan_rate(samples: list[tuple[float, list[int], int]], window: tuple[float, 
     return (b[2] - a[2]) * 8 / (b[0] - a[0]) / 1e6
 
 
+# --- federation --------------------------------------------------------------------------------
+
+FEDERATION_GROUP = "/ndnsci/catalog/sync"  # the daemon's default sync group
+MULTICAST = "/localhost/nfd/strategy/multicast"
+CATALOG_PORT = 8100  # `ndnsci catalog serve` at the publishing site, for the HTTP mirror
+SAMPLE_SECONDS = 0.25
+
+
+class _Catalog:
+    """One site's SQLite catalog on a testbed node, with a key of its own (its own
+    NDNSCI_CONFIG_DIR); its commands run in the node's namespace, against the node's forwarder."""
+
+    def __init__(self, bed: Testbed, node: str, name: str) -> None:
+        import shutil
+
+        self.bed, self.node, self.name, self.prefix = bed, node, name, f"/{name}"
+        self.dir = bed.node_dir(node) / f"catalog-{name}"
+        shutil.rmtree(self.dir, ignore_errors=True)  # a key of its own, made afresh
+        self.dir.mkdir(parents=True)
+        self.db = f"sqlite:///{self.dir / 'catalog.db'}"
+        self.env = {
+            "NDNSCI_CONFIG_DIR": str(self.dir / "config"),
+            "NDNSCI_CACHE_DIR": str(self.dir / "cache"),
+        }
+        self.public_key = ""
+        self._engine: Any = None
+        self._factory: Any = None
+
+    def cli(self, args: list[str], timeout: float = 600.0) -> str:
+        return self.bed.ndnsci_cli(self.node, args, timeout=timeout, env=self.env)
+
+    def init(self) -> None:
+        """``ndnsci keys create``, ``ndnsci catalog site init NAME``."""
+        import json
+
+        self.cli(["keys", "create"])
+        out = self.cli(["catalog", "site", "init", self.name, "--prefix", self.prefix,
+                        "--db", self.db])  # fmt: skip
+        self.public_key = json.loads(out.strip().splitlines()[-1])["public_key"]
+
+    def trust(self, other: _Catalog) -> None:
+        self.cli(["catalog", "trust", "add", other.name, other.public_key, "--prefix",
+                  other.prefix, "--db", self.db])  # fmt: skip
+
+    def spawn(self, part: str, args: list[str]) -> Any:
+        argv = [self.bed.python, "-m", "ndnsci", *args]
+        env = self.bed.env(self.node, **self.env)
+        return self.bed.spawn(self.bed.ns(self.node), f"{part}-{self.name}", argv, env=env)
+
+    def session(self) -> Any:
+        from ndnsci.catalog.database import make_engine, make_sessionmaker
+
+        if self._factory is None:
+            self._engine = make_engine(self.db)
+            self._factory = make_sessionmaker(self._engine)
+        return self._factory()
+
+    def count(self, origin: str) -> int:
+        """Records of site ``origin`` this catalog holds."""
+        from sqlalchemy import func, select
+
+        from ndnsci.catalog.models import File
+
+        with self.session() as session:
+            query = select(func.count()).select_from(File).where(File.site == origin)
+            return int(session.scalar(query) or 0)
+
+    def sealed(self) -> tuple[int, int]:
+        """(batches this site sealed, their bytes)."""
+        from ndnsci.catalog import sites
+
+        with self.session() as session:
+            local = sites.local_site(session)
+            return (local.applied if local else 0), sites.batch_bytes(session)
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = self._factory = None
+
+
+def _federation_records(path: Path, n: int) -> None:
+    """bench/catalog.py's records (GLADE CMIP5 rows, 10% CMS LFNs; seed 1, as
+    bench/federation.py), as the JSON lines ``ndnsci publish --records`` reads."""
+    import subprocess
+    import sys
+
+    from ndnsci.ndn.forwarder import repo_dir
+
+    repo = repo_dir()
+    if repo is None or not (repo / "bench" / "catalog.py").exists():
+        raise TestbedError("federation: its records come from the source checkout's bench/")
+    code = (
+        "import json, random, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from catalog import records\n"
+        "with open(sys.argv[3], 'w') as out:\n"
+        "    for r in records(int(sys.argv[2]), random.Random(1)):\n"
+        "        out.write(json.dumps(r) + '\\n')\n"
+    )
+    argv = [sys.executable, "-c", code, str(repo / "bench"), str(n), str(path)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=600)
+    if proc.returncode != 0:
+        raise TestbedError(f"federation: the records could not be made:\n{proc.stderr[-2000:]}")
+
+
+class _Traffic:
+    """The catalog traffic over the WAN: bytes on the wire (the WAN interface's counters at
+    the end nearer the publisher: Ethernet, IP and UDP or TCP headers included) and, for NDN,
+    the bytes each gateway's forwarder received on its WAN face (NDN packets only)."""
+
+    def __init__(self, bed: Testbed, publisher: str) -> None:
+        wan = bed.topo.wan()
+        near = len(bed.topo.path(publisher, wan.a)) <= len(bed.topo.path(publisher, wan.b))
+        self.bed = bed
+        # "pub" is the WAN's end on the publisher's side (possibly the publisher itself)
+        self.pub, self.sub = (wan.a, wan.b) if near else (wan.b, wan.a)
+
+    def wire(self) -> tuple[int, int]:
+        """(bytes toward the subscriber, bytes toward the publisher) on the WAN so far."""
+        received, sent = self.bed.interface_bytes(self.pub, self.sub)
+        return sent, received
+
+    def ndn(self) -> tuple[int, int]:
+        """NDN bytes received on the WAN faces: (at the subscriber's end, at the publisher's)."""
+        return self._face_in(self.sub, self.pub), self._face_in(self.pub, self.sub)
+
+    def _face_in(self, node: str, peer: str) -> int:
+        from ndnsci.ndn import control
+        from ndnsci.ndn.transport import Face
+
+        wanted = self.bed.faces[(node, peer)]
+        with Face(self.bed.transport(node)) as face:
+            table = control.faces(face)
+        for entry in table:
+            if entry.get("face_id") == wanted:
+                return int(entry.get("in_bytes", 0))
+        raise TestbedError(f"federation: {node} has no face {wanted} toward {peer}")
+
+
+class _Watch:
+    """Samples, every SAMPLE_SECONDS, of how many of ``origin``'s records ``catalog`` holds
+    and of the WAN's bytes, from :meth:`start` until it holds ``n`` (or :meth:`stop`)."""
+
+    def __init__(self, catalog: _Catalog, origin: str, n: int, traffic: _Traffic) -> None:
+        self.catalog, self.origin, self.n, self.traffic = catalog, origin, n, traffic
+        self.series: list[dict[str, Any]] = []
+        self.done_at: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="watch", daemon=True)
+
+    def start(self) -> _Watch:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        while not self._stop.is_set():
+            now = time.monotonic()
+            try:
+                held = self.catalog.count(self.origin)
+                to_sub, to_pub = self.traffic.wire()
+            except (SQLAlchemyError, TestbedError):  # a busy database, a slow `ip`: next sample
+                self._stop.wait(SAMPLE_SECONDS)
+                continue
+            self.series.append({"t": now, "records": held, "to_subscriber": to_sub,
+                                "to_publisher": to_pub})  # fmt: skip
+            if held >= self.n:
+                self.done_at = now
+                return
+            self._stop.wait(SAMPLE_SECONDS)
+
+    def wait(self, timeout: float, alive: Callable[[], None]) -> float:
+        """When the catalog held all ``n`` (TestbedError after ``timeout`` seconds; ``alive``
+        raises if a process the run needs has died)."""
+        deadline = time.monotonic() + timeout
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            alive()
+            self._thread.join(1.0)
+        self.stop()
+        if self.done_at is None:
+            held = self.series[-1]["records"] if self.series else 0
+            raise TestbedError(
+                f"federation: {self.catalog.name} holds {held} of {self.origin}'s {self.n} "
+                f"records after {timeout:.0f} s"
+            )
+        return self.done_at
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def relative(self, t0: float, wire: tuple[int, int]) -> list[dict[str, Any]]:
+        """The samples with times from ``t0`` and bytes from ``wire`` (:meth:`_Traffic.wire`)."""
+        return [
+            {
+                "t": round(s["t"] - t0, 3),
+                "records": s["records"],
+                "to_subscriber": s["to_subscriber"] - wire[0],
+                "to_publisher": s["to_publisher"] - wire[1],
+            }
+            for s in self.series
+        ]
+
+
+def federation(bed: Testbed, opts: Options) -> dict[str, Any]:
+    """Two catalog sites at either end of the WAN: N records published at one, the time until
+    the other holds them all over NDN (``ndnsci catalog federate`` at both) and the catalog
+    traffic on the WAN; then a third catalog at the subscriber's node mirrors the publisher
+    over HTTP (``ndnsci catalog mirror``) across the same WAN, from zero."""
+    started = machine_load()
+    publisher = _server(bed)
+    subscriber = _consumers(bed, 1)[0]
+    wan = bed.topo.wan()
+    if wan not in bed.topo.path(subscriber, publisher):
+        raise TestbedError(f"federation: the path from {subscriber} to {publisher} skips the WAN")
+    n = opts.federation_records
+    traffic = _Traffic(bed, publisher)
+    pub = _Catalog(bed, publisher, publisher)
+    sub = _Catalog(bed, subscriber, subscriber)
+    mirror = _Catalog(bed, subscriber, "mirror")
+    catalogs = (pub, sub, mirror)
+    daemons: list[Any] = []
+    try:
+        for catalog in catalogs:
+            catalog.init()
+        pub.trust(sub)
+        sub.trust(pub)
+        mirror.trust(pub)
+        # the testbed's routers route each site's prefix to it and the sync group both ways,
+        # multicast on the routers between (each daemon sets it on its own forwarder)
+        bed.add_routes(pub.prefix, publisher)
+        bed.add_routes(sub.prefix, subscriber)
+        bed.add_routes(FEDERATION_GROUP, publisher)
+        bed.add_routes(FEDERATION_GROUP, subscriber)
+        on_path = {end for link in bed.topo.path(subscriber, publisher) for end in (link.a, link.b)}
+        for node in sorted(on_path - {publisher, subscriber}):
+            bed.set_strategy(node, FEDERATION_GROUP, MULTICAST)
+        for catalog in (pub, sub):
+            args = ["catalog", "federate", "--db", catalog.db,
+                    "--batch-changes", str(opts.federation_batch_changes)]  # fmt: skip
+            daemons.append(catalog.spawn("federate", args))
+        for daemon in daemons:
+            bed._wait_log(daemon, " in group ", "join its sync group")
+        records = bed.node_dir(publisher) / "federation-records.jsonl"
+        _federation_records(records, n)
+
+        # --- over NDN ---
+        cpu_before = [_cpu_seconds(d.proc.pid) for d in daemons]
+        ndn_before, wire_before = traffic.ndn(), traffic.wire()
+        drops = bed.udp_drops()
+        watch = _Watch(sub, pub.name, n, traffic)
+        start = time.monotonic()
+        watch.start()
+        try:
+            pub.cli(["publish", "--records", str(records), "--db", pub.db],
+                    timeout=opts.federation_timeout)  # fmt: skip
+            published = time.monotonic()
+            opts.log(f"federation: {n} records published at {publisher} in "
+                     f"{published - start:.1f} s")  # fmt: skip
+            converged = watch.wait(opts.federation_timeout, bed.check_alive)
+        finally:
+            watch.stop()
+        ndn_after = traffic.ndn()
+        cpu = [_cpu_delta(d.proc.pid, b) for d, b in zip(daemons, cpu_before, strict=True)]
+        ndn_series = watch.relative(start, wire_before)
+        to_sub = ndn_series[-1]["to_subscriber"]
+        to_pub = ndn_series[-1]["to_publisher"]
+        ndn_to_sub, ndn_to_pub = (a - b for a, b in zip(ndn_after, ndn_before, strict=True))
+        batches, batch_bytes = pub.sealed()
+        opts.log(f"federation: {subscriber} holds all {n} {converged - published:.1f} s after "
+                 f"the publish, {to_sub + to_pub:,} bytes on the WAN")  # fmt: skip
+        for daemon in daemons:  # the HTTP figure alone on the WAN
+            bed.stop(daemon)
+        daemons.clear()
+
+        # --- over HTTP ---
+        serve = ["catalog", "serve", "--db", pub.db, "--host", "0.0.0.0",
+                 "--port", str(CATALOG_PORT), "--no-migrate", "--no-gateway"]  # fmt: skip
+        server = pub.spawn("catalog-serve", serve)
+        try:
+            url = f"http://{bed.address(publisher, toward=subscriber)}:{CATALOG_PORT}"
+            _wait_http(bed, subscriber, f"{url}/api/v1/health", server)
+            wire_before = traffic.wire()
+            watch = _Watch(mirror, pub.name, n, traffic)
+            http_start = time.monotonic()
+            watch.start()
+            try:
+                mirror.cli(["catalog", "mirror", "--from", url, "--db", mirror.db],
+                           timeout=opts.federation_timeout)  # fmt: skip
+                http_end = time.monotonic()
+                wire_after = traffic.wire()
+                watch.wait(30, bed.check_alive)
+            finally:
+                watch.stop()
+        finally:
+            bed.stop(server)
+        http_series = watch.relative(http_start, wire_before)
+        http_to_sub = wire_after[0] - wire_before[0]
+        http_to_pub = wire_after[1] - wire_before[1]
+        mirrored = mirror.count(pub.name)
+        held = sub.count(pub.name)
+    finally:
+        for daemon in daemons:
+            bed.stop(daemon)
+        for catalog in catalogs:
+            catalog.close()
+    http = http_end - http_start
+    wan_bytes = to_sub + to_pub
+    opts.log(f"federation: HTTP mirror {http:.1f} s, {http_to_sub + http_to_pub:,} bytes")
+    return {
+        "records": n,
+        "subscriber_records": held,
+        "mirror_records": mirrored,
+        "publish_seconds": round(published - start, 3),
+        "convergence_seconds_after_publish": round(converged - published, 3),
+        "convergence_seconds_from_publish_start": round(converged - start, 3),
+        "wan_bytes": wan_bytes,
+        "wan_bytes_to_subscriber": to_sub,
+        "wan_bytes_to_publisher": to_pub,
+        "wan_bytes_per_record": round(wan_bytes / n, 2),
+        "ndn_bytes_on_wan_faces": ndn_to_sub + ndn_to_pub,
+        "ndn_bytes_to_subscriber": ndn_to_sub,
+        "ndn_bytes_to_publisher": ndn_to_pub,
+        "ndn_bytes_per_record": round((ndn_to_sub + ndn_to_pub) / n, 2),
+        "batches": batches,
+        "batch_changes": opts.federation_batch_changes,
+        "batch_bytes": batch_bytes,
+        "batch_bytes_per_record": round(batch_bytes / n, 2),
+        "wan_bytes_over_batch_bytes": round(wan_bytes / batch_bytes, 3) if batch_bytes else None,
+        "records_file_bytes": records.stat().st_size,
+        "daemon_cpu_seconds": {"publisher": _round(cpu[0]), "subscriber": _round(cpu[1])},
+        "http_mirror_seconds": round(http, 3),
+        "http_wan_bytes": http_to_sub + http_to_pub,
+        "http_wan_bytes_per_record": round((http_to_sub + http_to_pub) / n, 2),
+        "ratio_ndn_after_publish_to_http": round((converged - published) / http, 3),
+        "udp_receive_buffer_drops": _drops_since(bed, drops),
+        "sites": {
+            "publisher": {"node": publisher, "site": pub.name, "prefix": pub.prefix},
+            "subscriber": {"node": subscriber, "site": sub.name, "prefix": sub.prefix},
+            "mirror": {"node": subscriber, "site": mirror.name, "from": url},
+        },
+        "path": {
+            "hops": len(bed.topo.path(subscriber, publisher)),
+            "rtt_ms_set": bed.topo.rtt_ms(subscriber, publisher),
+            "bottleneck_mbps_set": bed.topo.bottleneck_mbps(subscriber, publisher),
+            "wan": {
+                "name": wan.name,
+                "rate_mbps": wan.rate_mbps,
+                "rtt_ms": wan.rtt_ms,
+                "counted_at": traffic.pub,
+            },
+        },
+        "series": {"ndn": ndn_series, "http": http_series},
+        "method": (
+            "two catalog sites (SQLite, a key each, `ndnsci catalog site init`, each trusting "
+            "the other) on the server and a consumer node, `ndnsci catalog federate` at both "
+            "against their node's forwarder; the testbed routes each site's prefix and the "
+            "sync group (multicast on the routers between); bench/catalog.py's records "
+            "(seed 1) published at the server with `ndnsci publish --records`; the clock "
+            "stops at the first sample (every 0.25 s) where the subscriber's catalog holds "
+            "them all. WAN bytes: the WAN interface's counters (wire bytes, all headers) from "
+            "the publish start to that sample; NDN bytes: what the two gateways' forwarders "
+            "received on their WAN faces. Then the daemons stop, `ndnsci catalog serve` runs "
+            "at the server and a third catalog at the consumer node runs `ndnsci catalog "
+            "mirror --from URL` from zero over the same WAN (HTTP/1.1 over TCP), timed as a "
+            "process"
+        ),
+        "machine": started,
+        "machine_end": machine_load(),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 2) if value is not None else None
+
+
+def _cpu_delta(pid: int, before: float | None) -> float | None:
+    now = _cpu_seconds(pid)
+    return now - before if now is not None and before is not None else None
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` used so far; None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_http(bed: Testbed, node: str, url: str, server: Any, timeout: float = 120) -> None:
+    """Until ``url`` answers from ``node`` (curl in its namespace)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise TestbedError(f"{server.name} exited:\n{server.tail()}")
+        probe = bed.run(node, ["curl", "--silent", "--fail", "--max-time", "5", url],
+                        timeout=30, check=False)  # fmt: skip
+        if probe.returncode == 0:
+            return
+        time.sleep(0.5)
+    raise TestbedError(f"{url} did not answer from {node} within {timeout:.0f} s:\n{server.tail()}")
+
+
 EXPERIMENTS: dict[str, Callable[[Testbed, Options], dict[str, Any]]] = {
     "link": link,
     "sweep": sweep,
     "caching": caching,
     "cachehit": cachehit,
     "fairness": fairness,
+    "federation": federation,
 }

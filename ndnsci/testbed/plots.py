@@ -222,10 +222,50 @@ def _rate_series(series: list[dict[str, Any]], value: Any) -> tuple[list[float],
     return ts, rates
 
 
+def federation(result: dict[str, Any], fig: Any) -> None:
+    ax1, ax2 = fig.subplots(1, 2)
+    n = result["records"]
+    ndn, http = result["series"]["ndn"], result["series"]["http"]
+    ax1.plot([s["t"] for s in ndn], [s["records"] for s in ndn], "-", color="tab:blue",
+             label="NDN (federate), from the publish start")  # fmt: skip
+    # the mirror ran afterwards, from zero: drawn as if it had started when the publish ended
+    shift = result["publish_seconds"]
+    label = "HTTP mirror (run afterwards), from the publish end"
+    ax1.plot([s["t"] + shift for s in http], [s["records"] for s in http], "-",
+             color="tab:orange", label=label)  # fmt: skip
+    ax1.axvline(shift, color="0.4", linestyle=":", label="publish done")
+    ax1.set_xlabel("time (s)")
+    ax1.set_ylabel(f"records held at {result['sites']['subscriber']['node']}")
+    ax1.set_ylim(0, n * 1.05)
+    ax1.set_title(
+        f"{n:,} records: NDN {result['convergence_seconds_after_publish']:.1f} s after the "
+        f"publish, HTTP {result['http_mirror_seconds']:.1f} s" + _loaded_note(result),
+        fontsize=9,
+    )
+    ax1.legend(fontsize=7)
+    bars = {
+        "signed\nbatches": result["batch_bytes_per_record"],
+        "NDN\n(WAN faces)": result["ndn_bytes_per_record"],
+        "NDN\n(WAN wire)": result["wan_bytes_per_record"],
+        "HTTP\n(WAN wire)": result["http_wan_bytes_per_record"],
+    }
+    colours = ["0.6", "tab:blue", "tab:blue", "tab:orange"]
+    ax2.bar(list(bars), list(bars.values()), color=colours)
+    for i, value in enumerate(bars.values()):
+        ax2.annotate(f"{value:.0f}", (i, value), ha="center", va="bottom", fontsize=8)
+    ax2.set_ylabel("bytes per record (both directions)")
+    wan = result["path"]["wan"]
+    ax2.set_title(
+        f"catalog traffic over the WAN ({wan['rate_mbps']:g} Mbit/s, {wan['rtt_ms']:g} ms RTT)",
+        fontsize=9,
+    )
+
+
 DRAW = {
     "link": link,
     "sweep": sweep,
     "caching": caching,
     "cachehit": cachehit,
     "fairness": fairness,
+    "federation": federation,
 }
