@@ -50,6 +50,9 @@ NDN_UDP_PORT = 6363
 # (NDNd and NDN-DPDK both fragment and reassemble). The UDP payload is at most 1472 bytes.
 LINK_MTU = 1500
 NDND_FACE_MTU = LINK_MTU - 28
+# NDNd's UDP sockets on the link: the kernel's default buffer (208 KiB) holds a few dozen of
+# those fragments (about a dozen Data), less than one window's burst (see _raise_ndnd_buffers)
+NDND_UDP_BUFFER = 16 << 20
 START_SECONDS = 60.0
 STOP_SECONDS = 15.0
 NDNC_SOCKET_DIR = Path("/run/ndn")  # NDNc puts its memif sockets there (mgmt/client.cpp)
@@ -271,6 +274,7 @@ class Plane:
         state.ndnd_face = created.face_id
         self._save(state)
         ndnd_port = _udp_port(created.local_uri, ndnd_socket)
+        _raise_ndnd_buffers(ndnd_port)
         state.link_face = fw.create_face(
             {
                 "scheme": "udpe",
@@ -546,6 +550,29 @@ def _destroy_ndnd_face(state: State) -> None:
     with contextlib.suppress(TransportError), Face(f"unix://{state.ndnd_socket}") as face:
         control.command(face, "faces", "destroy", accept=(404,), face_id=state.ndnd_face)
     state.ndnd_face = None
+
+
+def _raise_ndnd_buffers(port: int) -> None:
+    """Give NDNd's UDP sockets a receive buffer for the bursts NDN-DPDK sends over the link.
+
+    Every 8 KB Data crosses in six fragments; NDN-DPDK answers a window of Interests from its
+    file server at once, and at the kernel's default buffer NDNd's socket dropped fragments
+    (``ndnd cat`` gave up: "retries exhausted"). Only NDNd's own sockets change, not the host's
+    sysctl; a forwarder that cannot be found is logged, and the link works as before."""
+    from ndnsci.ndn import forwarder
+
+    pid = forwarder.udp_owner(port)
+    if pid is None:
+        log.warning("NDNd's UDP port %d: no process found; its receive buffer stays the "
+                    "kernel's default", port)  # fmt: skip
+        return
+    try:
+        changed = forwarder.raise_udp_receive_buffers(pid, NDND_UDP_BUFFER)
+    except OSError as exc:
+        log.warning("NDNd (pid %d): cannot raise its UDP receive buffers: %s", pid, exc)
+        return
+    log.info("NDNd (pid %d): %d UDP sockets get a %d MiB receive buffer", pid, changed,
+             NDND_UDP_BUFFER >> 20)  # fmt: skip
 
 
 def _udp_port(local_uri: Any, ndnd_socket: Path) -> int:

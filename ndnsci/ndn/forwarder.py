@@ -8,6 +8,8 @@ live ``ndnd.yml`` (the rendered config), ``ndnd.pid`` and ``ndnd.log``.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import re
 import shutil
@@ -26,6 +28,8 @@ from ndnsci.ndn.transport import Face
 
 VERSION = "v1.5.3"
 CS_PER_THREAD_MAX = 65535
+SYS_PIDFD_GETFD = 438  # the same number on every Linux architecture (5.6+)
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 DEFAULT_THREADS = 2
 _ENV_LINE = re.compile(r"# env ([A-Z_0-9]+)[ \t]*$")
 
@@ -289,3 +293,62 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
     except OSError:
         return True
+
+
+# --- UDP receive buffers ---------------------------------------------------------------------
+
+
+def raise_udp_receive_buffers(pid: int, size: int) -> int:
+    """Give every UDP socket of process ``pid`` a receive buffer of ``size`` bytes; returns
+    how many sockets were changed.
+
+    NDNd leaves its UDP sockets at the kernel's default buffer (net.core.rmem_default, 208 KiB
+    here: about 15 packets of 8 KB), which a forwarder that waits a few milliseconds for a CPU
+    overflows. Deployments raise that sysctl for the whole host; the testbed and the native
+    plane's link must not touch the host, so they set the buffers of the forwarder's own
+    sockets, from outside, on a copy of each descriptor (pidfd_getfd) with SO_RCVBUFFORCE
+    (root).
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    changed = 0
+    pidfd = os.pidfd_open(pid)
+    try:
+        for entry in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if not os.readlink(f"/proc/{pid}/fd/{entry}").startswith("socket:"):
+                    continue
+            fd = libc.syscall(SYS_PIDFD_GETFD, pidfd, int(entry), 0)
+            if fd < 0:
+                continue
+            with socket.socket(fileno=fd) as sock:
+                if sock.type == socket.SOCK_DGRAM and sock.family in (
+                    socket.AF_INET,
+                    socket.AF_INET6,
+                ):
+                    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, size)
+                    changed += 1
+    finally:
+        os.close(pidfd)
+    return changed
+
+
+def udp_owner(port: int) -> int | None:
+    """The process holding a UDP socket bound to local ``port`` (this network namespace's
+    /proc/net/udp and udp6); None when there is none, or it cannot be told."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/udp", "/proc/net/udp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if len(fields) > 9 and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    wanted = {f"socket:[{inode}]" for inode in inodes if inode != "0"}
+    if not wanted:
+        return None
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") in wanted:
+                        return int(pid)
+    return None

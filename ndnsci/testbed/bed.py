@@ -258,7 +258,7 @@ class Testbed:
 
     def _tune_sockets(self, node: str) -> None:
         """Bigger UDP receive buffers for the node's forwarder (see the topology's
-        ``udp_receive_buffer_kb`` and :func:`netns.raise_udp_receive_buffers`)."""
+        ``udp_receive_buffer_kb`` and :func:`forwarder.raise_udp_receive_buffers`)."""
         from ndnsci.ndn import forwarder
 
         size = self.topo.udp_receive_buffer_kb * 1024
@@ -266,7 +266,7 @@ class Testbed:
             return
         pidfile = forwarder.Paths(self.socket(node)).pidfile
         try:
-            netns.raise_udp_receive_buffers(int(pidfile.read_text()), size)
+            forwarder.raise_udp_receive_buffers(int(pidfile.read_text()), size)
         except (OSError, ValueError) as exc:
             raise TestbedError(
                 f"node {node}: cannot set its forwarder's UDP buffers: {exc}"

@@ -14,12 +14,10 @@ things are, so a testbed whose builder was killed half-way is still removed comp
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -29,8 +27,6 @@ from ndnsci.errors import TestbedError
 
 ID_PREFIX = "nsci-"
 COMMAND_TIMEOUT = 30.0
-SYS_PIDFD_GETFD = 438  # the same number on every Linux architecture (5.6+)
-SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 
 def state_dir() -> Path:
@@ -233,39 +229,6 @@ def interface_bytes(ns: str, dev: str) -> tuple[int, int]:
 def qdisc_drops(ns: str, dev: str) -> int:
     info = json.loads(run(in_ns(ns, ["tc", "-j", "-s", "qdisc", "show", "dev", dev])))
     return sum(int(q.get("drops", 0)) for q in info)
-
-
-def raise_udp_receive_buffers(pid: int, size: int) -> int:
-    """Give every UDP socket of process ``pid`` a receive buffer of ``size`` bytes; returns
-    how many sockets were changed.
-
-    NDNd leaves its UDP sockets at the kernel's default buffer (net.core.rmem_default, 208 KiB
-    here: about 15 packets of 8 KB), which a forwarder that waits a few milliseconds for a CPU
-    overflows. Deployments raise that sysctl for the whole host; the testbed must not touch
-    the host, so it sets the buffers of the forwarders' own sockets, from outside, on a copy
-    of each descriptor (pidfd_getfd) with SO_RCVBUFFORCE (root).
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    changed = 0
-    pidfd = os.pidfd_open(pid)
-    try:
-        for entry in os.listdir(f"/proc/{pid}/fd"):
-            with contextlib.suppress(OSError):
-                if not os.readlink(f"/proc/{pid}/fd/{entry}").startswith("socket:"):
-                    continue
-            fd = libc.syscall(SYS_PIDFD_GETFD, pidfd, int(entry), 0)
-            if fd < 0:
-                continue
-            with socket.socket(fileno=fd) as sock:
-                if sock.type == socket.SOCK_DGRAM and sock.family in (
-                    socket.AF_INET,
-                    socket.AF_INET6,
-                ):
-                    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, size)
-                    changed += 1
-    finally:
-        os.close(pidfd)
-    return changed
 
 
 def udp_counters(ns: str) -> dict[str, int]:

@@ -8,8 +8,10 @@ NDN-DPDK's fetcher <- ``ndnsci serve`` (the Python producer on NDNd), and ``ndns
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -187,6 +189,46 @@ def test_the_file_server_serves_ndnsci_fetch_ndnd_cat_and_the_ndndpdk_fetcher(
             (result,) = map(json.loads, done.stdout.splitlines())
             assert result["status"] == "done" and result["signer"] == "none"
             assert sha256(out / "data.bin") == sha256(original)
+
+
+def udp_sockets(pid: int) -> list[tuple[str, int, int]]:
+    """Each UDP socket of process ``pid``: (local address, receive buffer, packets dropped),
+    as ``ss`` reports them (the kernel reports twice the buffer that was set)."""
+    out = subprocess.run(["ss", "-H", "-uamnp"], capture_output=True, text=True, check=True)
+    lines = out.stdout.splitlines()
+    found = []
+    for line, memory in itertools.pairwise(lines):
+        if f"pid={pid}," in line and "skmem:(" in memory:
+            skmem = dict(re.findall(r"([a-z]+)(\d+)", memory.split("skmem:(")[1]))
+            found.append((line.split()[3], int(skmem["rb"]), int(skmem["d"])))
+    return found
+
+
+def test_ndnd_cat_of_64_mib_crosses_the_link_without_a_udp_drop(
+    plane: PlaneFixture, fw: Forwarder, ndnd_binary: Path, tmp_path: Path
+) -> None:
+    """NDN-DPDK answers a window of Interests at once, six fragments per Data: at the kernel's
+    default buffer NDNd's socket dropped fragments and `ndnd cat` gave up ("retries
+    exhausted"). The plane gives NDNd's UDP sockets 16 MiB when it links them."""
+    from ndnsci.ndn import forwarder
+
+    pid = int(forwarder.Paths(fw.sock).pidfile.read_text())
+    sockets = udp_sockets(pid)
+    assert sockets, f"NDNd (pid {pid}) has no UDP socket"
+    assert all(buffer >= 16 << 20 for _, buffer, _ in sockets), sockets
+    dropped = sum(drops for _, _, drops in sockets)
+    root = tmp_path / "root"
+    original = random_file(root / "big.bin", 64 << 20)
+    prefix = unique("/test/fs-big")
+    with FileServer(root, prefix):
+        for _ in range(2):
+            cat = subprocess.run(
+                [str(ndnd_binary), "cat", f"{prefix}/big.bin"],
+                capture_output=True, timeout=300, check=False,
+            )  # fmt: skip
+            assert cat.returncode == 0, cat.stderr.decode()[-2000:]
+            assert hashlib.sha256(cat.stdout).hexdigest() == sha256(original)
+    assert sum(drops for _, _, drops in udp_sockets(pid)) == dropped
 
 
 def test_a_name_outside_every_mount_is_not_found_quickly(
