@@ -191,6 +191,40 @@ def test_the_file_server_serves_ndnsci_fetch_ndnd_cat_and_the_ndndpdk_fetcher(
             assert sha256(out / "data.bin") == sha256(original)
 
 
+def test_a_manifest_goes_through_the_native_fetcher_several_files_at_once(
+    plane: PlaneFixture, fw: Forwarder, tmp_path: Path
+) -> None:
+    """`ndnsci fetch --manifest M --engine ndn-dpdk --parallel 3`: every file checked against
+    the manifest's SHA-256, one with a wrong checksum reported as such, the rest kept."""
+    root = tmp_path / "root"
+    prefix = unique("/test/fs-bulk")
+    files = {f"d/f{i}.bin": random_file(root / "d" / f"f{i}.bin", 3_000_000 + i) for i in range(4)}
+    lines = [
+        {"name": f"{prefix}/{rel}", "size": path.stat().st_size, "sha256": sha256(path)}
+        for rel, path in files.items()
+    ]
+    lines[3]["sha256"] = "0" * 64  # what the catalog says is not what is served
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    with FileServer(root, prefix):
+        done = subprocess.run(
+            [sys.executable, "-m", "ndnsci", "fetch", "--manifest", str(manifest), "-o", str(out),
+             "--json", "--engine", "ndn-dpdk", "--parallel", "3"],
+            capture_output=True, text=True, timeout=600, check=False,
+            env={**os.environ, "NDNSCI_NATIVE_RUN": str(plane.plane.run)},
+        )  # fmt: skip
+    assert done.returncode != 0, done.stdout
+    results = {r["name"]: r for r in map(json.loads, done.stdout.splitlines())}
+    for line, (rel, path) in zip(lines[:3], files.items(), strict=False):
+        assert results[line["name"]]["status"] == "done", results[line["name"]]
+        assert results[line["name"]]["checksum"] == "verified"
+        assert sha256(out / results[line["name"]]["path"]) == sha256(path), rel
+    bad = results[lines[3]["name"]]
+    assert bad["status"] == "failed"
+    assert "SHA-256" in bad["error"] or "sha256" in bad["error"].lower(), bad
+
+
 def udp_sockets(pid: int) -> list[tuple[str, int, int]]:
     """Each UDP socket of process ``pid``: (local address, receive buffer, packets dropped),
     as ``ss`` reports them (the kernel reports twice the buffer that was set)."""
