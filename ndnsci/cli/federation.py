@@ -22,6 +22,7 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ndnsci.cli._common import fail
@@ -198,24 +199,36 @@ def run_trust_remove(args: argparse.Namespace) -> int:
 
 
 def run_seal(args: argparse.Namespace) -> int:
-    from ndnsci.catalog.migrate import upgrade
-    from ndnsci.errors import NdnsciError
     from ndnsci.federation.mirror import seal
 
-    _logging(False, "seal")
+    code, count = _until_stopped(args, "seal", lambda url, stop: seal(
+        url, args.key, follow=args.follow, interval=args.interval,
+        limit=max(1, args.batch_changes), stop=stop,
+    ))  # fmt: skip
+    if count is not None:
+        print(json.dumps({"batches": count}))
+    return code
+
+
+def _until_stopped(
+    args: argparse.Namespace, command: str, work: Callable[[str, threading.Event], int]
+) -> tuple[int, int | None]:
+    """``work(db_url, stop)`` on an upgraded catalog, SIGTERM setting ``stop``: the exit code,
+    and what ``work`` returned (None when it failed or was interrupted)."""
+    from ndnsci.catalog.migrate import upgrade
+    from ndnsci.errors import NdnsciError
+
+    _logging(False, command)
     url = args.db_url(args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         upgrade(url)
-        count = seal(url, args.key, follow=args.follow, interval=args.interval,
-                     limit=max(1, args.batch_changes), stop=stop)  # fmt: skip
+        return 0, work(url, stop)
     except KeyboardInterrupt:
-        return 130
+        return 130, None
     except NdnsciError as exc:
-        return fail("catalog seal", exc)
-    print(json.dumps({"batches": count}))
-    return 0
+        return fail(f"catalog {command}", exc), None
 
 
 def run_conflicts(args: argparse.Namespace) -> int:
@@ -270,21 +283,13 @@ def run_federate(args: argparse.Namespace) -> int:
 
 
 def run_mirror(args: argparse.Namespace) -> int:
-    from ndnsci.catalog.migrate import upgrade
-    from ndnsci.errors import NdnsciError
     from ndnsci.federation.mirror import mirror
 
-    _logging(False, "mirror")
-    url = args.db_url(args)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        upgrade(url)
-        count = mirror(url, args.source, follow=args.follow, interval=args.interval, stop=stop)
-    except KeyboardInterrupt:
-        return 130
-    except NdnsciError as exc:
-        return fail("catalog mirror", exc)
+    code, count = _until_stopped(args, "mirror", lambda url, stop: mirror(
+        url, args.source, follow=args.follow, interval=args.interval, stop=stop
+    ))  # fmt: skip
+    if count is None:
+        return code
     print(f"ndnsci catalog mirror: {count} batches applied from {args.source}", file=sys.stderr)
     if count == 0 and not args.follow:
         print(f"ndnsci catalog mirror: {args.source} has no batch this catalog lacks; a site "
