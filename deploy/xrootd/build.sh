@@ -27,6 +27,8 @@ build_xrdndnoss() {
     cd "$SRC/ndnc"
     local p
     for p in "$ndnc_dir"/patches/*.patch "$here"/patches/*.patch; do
+        # a resumed build finds the patches of its first run applied
+        patch -p1 -R --dry-run --force --quiet <"$p" >/dev/null 2>&1 && continue
         patch -p1 --forward --quiet <"$p" || die "patch $p does not apply"
     done
     cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
@@ -43,7 +45,7 @@ build_xrdndnoss() {
         ldd "$lib" | grep 'not found' >&2
         die "$lib: libraries not found"
     fi
-    nm -D --defined-only "$lib" | grep -qw XrdOssGetStorageSystem ||
+    nm -D --defined-only "$lib" | grep -w XrdOssGetStorageSystem >/dev/null ||
         die "$lib does not export XrdOssGetStorageSystem"
 }
 
