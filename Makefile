@@ -15,11 +15,13 @@ setup: $(STAMP) system $(WEBUI_STAMP) native-if-capable
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
 # cluster on loopback), Debian's Chromium (the portal's end-to-end tests), wget and curl (ESGF
 # download scripts run for real), the NDNd forwarder and NDNd's own State Vector Sync node
-# (built from the Go module proxy) and the testbed's tools (iproute2, curl, its delay element).
+# (built from the Go module proxy), the testbed's tools (iproute2, curl, its delay element) and
+# Debian's XRootD (server, client tools, headers: deploy/xrootd/install.sh).
 system:
 	deploy/postgres/install.sh
 	deploy/browser/install.sh >/dev/null
 	deploy/tools/install.sh
+	deploy/xrootd/install.sh
 	deploy/forwarder/build.sh >/dev/null
 	deploy/forwarder/build-svs-peer.sh >/dev/null
 	deploy/testbed/install.sh
@@ -27,12 +29,15 @@ system:
 # The native data plane (NDN-DPDK forwarder, file server and fetcher; NDNc), built from the
 # pinned sources (NDNSCI_NATIVE_SOURCES, else ../shared/native/vendor, else the upstream
 # archives) into a cache outside the repository keyed by the pins (deploy/ndn-dpdk/common.sh):
-# about 40 minutes on 2 cores the first time, a no-op after. Build times are printed.
+# about 40 minutes on 2 cores the first time, a no-op after. Build times are printed. Then
+# NDNc's XRootD storage plugin (deploy/xrootd/build.sh, about 2 minutes more).
 native:
 	deploy/ndn-dpdk/build.sh >/dev/null
 	deploy/ndnc/build.sh >/dev/null
+	deploy/xrootd/build.sh >/dev/null
 	@cat "$$(deploy/ndn-dpdk/build.sh 2>/dev/null)/share/ndnsci/build-times.txt" \
-	    "$$(deploy/ndnc/build.sh 2>/dev/null)/share/ndnsci/build-times.txt" >&2
+	    "$$(deploy/ndnc/build.sh 2>/dev/null)/share/ndnsci/build-times.txt" \
+	    "$$(deploy/xrootd/build.sh 2>/dev/null)/share/ndnsci/build-times.txt" >&2
 
 # `make setup` builds it where it can run (`ndnsci native check` exit status 1: it cannot).
 # With NDNSCI_REQUIRE_NATIVE=1 (CI: .ci/run) a machine that cannot run it fails here, saying why.

@@ -6,9 +6,17 @@
 # change to a patch rebuilds NDNc in a few minutes, not ndn-cxx.
 #
 #   deploy/ndnc/build.sh        # prints the NDNc prefix as its last line on stdout
+#   deploy/ndnc/build.sh --deps # the same build; prints the prefix of NDNc's libraries instead
+#                               # (deploy/xrootd/build.sh builds the XRootD plugin against it)
 #
 # Idempotent: complete prefixes are not rebuilt. Step times: PREFIX/share/ndnsci/build-times.txt.
 set -euo pipefail
+print=ndnc
+case "${1:-}" in
+    "") ;;
+    --deps) print=deps ;;
+    *) echo "usage: $0 [--deps]" >&2; exit 2 ;;
+esac
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/../ndn-dpdk/common.sh"
 source "$here/../ndn-dpdk/stage.sh"
@@ -71,7 +79,7 @@ NDNC="$NATIVE_CACHE/ndnc-$(KEY_EXTRA="$DEPS $(declare -f build_ndnc)" cache_key 
 if [[ -f "$DEPS/.complete" && -f "$NDNC/.complete" ]]; then
     PREFIX="$NDNC" publish_prefix ndnc
     log "NDNc already built in $NDNC"
-    echo "$NDNC"
+    if [[ $print == deps ]]; then echo "$DEPS"; else echo "$NDNC"; fi
     exit 0
 fi
 "$here/install.sh"
@@ -81,4 +89,4 @@ stage "$DEPS" "$here/sources.txt" "ndn-cxx libmemif cpr influxdb-cxx" \
     libmemif:build_libmemif cpr:build_cpr influxdb-cxx:build_influxdb_cxx ndn-cxx:build_ndn_cxx
 stage "$NDNC" "$here/sources.txt" "ndnc" NDNc:build_ndnc
 PREFIX="$NDNC" publish_prefix ndnc
-echo "$NDNC"
+if [[ $print == deps ]]; then echo "$DEPS"; else echo "$NDNC"; fi
