@@ -75,6 +75,12 @@ class FileRecord(FileSummary):
     published_at: str
     seq: int
     history: list[HistoryEntry]
+    urls: dict[str, str] = Field(
+        default_factory=dict,
+        description="where to read the file besides its NDN name: 'http' (the HTTP gateway) "
+        "and, for a CMS file when the catalog knows an XRootD server on NDN (NDNSCI_XROOTD_URL), "
+        "'xrootd' (root://HOST:PORT//store/...)",
+    )
 
 
 class ManifestRequest(BaseModel):

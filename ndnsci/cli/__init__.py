@@ -30,6 +30,7 @@ COMMANDS = {
     "up": "ndnsci.cli.up",
     "testbed": "ndnsci.cli.testbed",
     "native": "ndnsci.cli.native",
+    "xrootd": "ndnsci.cli.xrootd",
 }
 
 

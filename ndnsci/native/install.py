@@ -4,7 +4,8 @@ The build scripts install into ``<cache>/ndn-dpdk-<key>`` and ``<cache>/ndnc-<ke
 ``<cache>/ndn-dpdk`` and ``<cache>/ndnc`` at the finished ones (deploy/ndn-dpdk/common.sh);
 ``<cache>`` is ``$NDNSCI_NATIVE_CACHE``, else ``/var/cache/ndnsci/native`` for root, else
 ``~/.cache/ndnsci/native``. ``NDNSCI_NDNDPDK_PREFIX`` and ``NDNSCI_NDNC_PREFIX`` name a prefix
-directly (an install made some other way).
+directly (an install made some other way). NDNc's XRootD storage plugin (deploy/xrootd) is
+``<cache>/xrootd-ndn/lib/libXrdNdnOss.so``.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def ndnc() -> Build | None:
     return _find(settings().ndnc_prefix, "ndnc", "bin/ndncft-client")
 
 
+def xrootd_ndn() -> Build | None:
+    """NDNc's XRootD storage plugin (``lib/libXrdNdnOss.so``, deploy/xrootd/build.sh), or None."""
+    return _find(None, "xrootd-ndn", "lib/libXrdNdnOss.so")
+
+
 def require_ndn_dpdk() -> Build:
     build = ndn_dpdk()
     if build is None:
@@ -78,5 +84,15 @@ def require_ndnc() -> Build:
         raise NativePlaneError(
             f"NDNc is not built (no {cache_root() / 'ndnc'}/bin/ndncft-client): run "
             f"`make native` in the ndnsci checkout, or set NDNSCI_NDNC_PREFIX"
+        )
+    return build
+
+
+def require_xrootd_ndn() -> Build:
+    build = xrootd_ndn()
+    if build is None:
+        raise NativePlaneError(
+            f"NDNc's XRootD storage plugin is not built (no {cache_root() / 'xrootd-ndn'}"
+            "/lib/libXrdNdnOss.so): run `make native` in the ndnsci checkout"
         )
     return build

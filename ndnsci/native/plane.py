@@ -409,6 +409,8 @@ class Plane:
             return []
         problems: list[str] = []
         layout = state.layout
+        with _collect(problems, "XRootD server"):
+            _stop_xrootd(self, layout.forwarder.url)
         with _collect(problems, "NDNd routes"):
             self._unroute_ndnd(state)
         with _collect(problems, "NDNd face"):
@@ -539,6 +541,16 @@ def _stop(instance: Instance, pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
     if _alive(pid):
         raise NativePlaneError(f"ndndpdk-svc ({instance.role}, pid {pid}) does not stop")
+
+
+def _stop_xrootd(plane: Plane, forwarder: str) -> None:
+    """Stop the XRootD server reading through this forwarder (``ndnsci xrootd up``): its
+    plugin's pipeline closes for good when the forwarder goes."""
+    from ndnsci.native.xrootd import stop_servers_of
+
+    problems = stop_servers_of(plane, forwarder)
+    if problems:
+        raise NativePlaneError("; ".join(problems))
 
 
 def _destroy_ndnd_face(state: State) -> None:

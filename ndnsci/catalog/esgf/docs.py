@@ -24,6 +24,9 @@ from ndnsci.catalog.esgf.vocabulary import (
     project,
 )
 
+#: the names of CMS files (``ndnsci/translators/cms.py``): an XRootD path is the rest
+CMS_PREFIX = "/CMS"
+
 #: catalog facets that are not facets of an ESGF record (they are its title and time fields)
 _NOT_FIELDS = frozenset({"filename", "time_range"})
 
@@ -37,9 +40,19 @@ class Site:
     gateway: str
     #: this service's ``/esg-search/`` base, ending in ``/``
     search: str
+    #: the XRootD server reading the CMS files over NDN (``root://HOST:PORT``), '' for none
+    xrootd: str = ""
 
     def data_url(self, name: str) -> str:
         return self.gateway + quote(name.lstrip("/"), safe="/")
+
+    def xrootd_url(self, name: str) -> str | None:
+        """``root://HOST:PORT//store/...`` for a CMS name (``/CMS/store/...``): the server's
+        NDN plugin puts ``/CMS`` back before the path (deploy/xrootd/xrootd-ndn.cfg). None for
+        other names, or when no XRootD server is configured."""
+        if not self.xrootd or not name.startswith(CMS_PREFIX + "/"):
+            return None
+        return self.xrootd.rstrip("/") + "/" + name[len(CMS_PREFIX) :]
 
 
 def media_type(filename: str) -> str:
@@ -97,6 +110,9 @@ def file_doc(
         "url": [f"{site.data_url(name)}|{mime}|HTTPServer", f"ndn:{name}|{mime}|NDN"],
         "ndn_name": name,
     }
+    xrootd = site.xrootd_url(name)
+    if xrootd is not None:
+        doc["url"].append(f"{xrootd}|{mime}|XRootD")
     if row["size"] is not None:
         doc["size"] = row["size"]
     if row["sha256"]:

@@ -38,7 +38,12 @@ def site(request: Request) -> Site:
     base = str(request.base_url)
     node = settings.data_node or request.url.netloc
     gateway = settings.gateway_url or base + "data/"
-    return Site(node=node, gateway=gateway.rstrip("/") + "/", search=base + "esg-search/")
+    return Site(
+        node=node,
+        gateway=gateway.rstrip("/") + "/",
+        search=base + "esg-search/",
+        xrootd=settings.xrootd_url,
+    )
 
 
 def _refused(exc: esgf_request.EsgfError) -> JSONResponse:

@@ -15,8 +15,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ndnsci.catalog.api.deps import TokenDep, errors
+from ndnsci.catalog.api.routes.esgf import site
 from ndnsci.catalog.database import SessionDep
 from ndnsci.catalog.errors import CatalogError, InvalidInputError, NotFoundError
+from ndnsci.catalog.esgf.docs import Site
 from ndnsci.catalog.facetindex import FacetIndex, Ints
 from ndnsci.catalog.ingest import chunks, retract
 from ndnsci.catalog.models import File, FileHistory, table
@@ -50,8 +52,9 @@ def _name(path: str) -> str:
     response_model=FileRecord,
     responses=errors(400, 404, 422),
 )
-def get_file(name: str, session: SessionDep) -> FileRecord:
-    """The full record: facets, corrections applied by the translator, extracted metadata."""
+def get_file(name: str, session: SessionDep, request: Request) -> FileRecord:
+    """The full record: facets, corrections applied by the translator, extracted metadata, and
+    where to read the file besides NDN (``urls``: HTTP, and XRootD for CMS files)."""
     canonical = _name(name)
     row = session.execute(select(table(File)).where(File.name == canonical)).mappings().first()
     if row is None:
@@ -75,8 +78,17 @@ def get_file(name: str, session: SessionDep) -> FileRecord:
                 }
                 for version, seq, at, record in history
             ],
+            "urls": _urls(site(request), canonical),
         }
     )
+
+
+def _urls(here: Site, name: str) -> dict[str, str]:
+    urls = {"http": here.data_url(name)}
+    xrootd = here.xrootd_url(name)
+    if xrootd is not None:
+        urls["xrootd"] = xrootd
+    return urls
 
 
 @router.delete(

@@ -71,7 +71,8 @@ export interface paths {
         };
         /**
          * Get File
-         * @description The full record: facets, corrections applied by the translator, extracted metadata.
+         * @description The full record: facets, corrections applied by the translator, extracted metadata, and
+         *     where to read the file besides NDN (``urls``: HTTP, and XRootD for CMS files).
          */
         get: operations["get_file"];
         put?: never;
@@ -576,6 +577,13 @@ export interface components {
             seq: number;
             /** History */
             history: components["schemas"]["HistoryEntry"][];
+            /**
+             * Urls
+             * @description where to read the file besides its NDN name: 'http' (the HTTP gateway) and, for a CMS file when the catalog knows an XRootD server on NDN (NDNSCI_XROOTD_URL), 'xrootd' (root://HOST:PORT//store/...)
+             */
+            urls?: {
+                [key: string]: string;
+            };
         };
         /** FileSummary */
         FileSummary: {

@@ -60,6 +60,8 @@ export interface FileDetails {
   publishedAt: string;
   /** the federation site that published the file; null in a catalog without a site name */
   site: string | null;
+  /** root://HOST:PORT//store/... for a CMS file when the catalog knows an XRootD server on NDN */
+  xrootdUrl: string | null;
   format: string | null;
   facets: [string, string][];
   corrections: Correction[];

@@ -77,6 +77,7 @@ export function toFileDetails(record: FileRecord): FileDetails {
     version: record.version ?? null,
     publishedAt: record.published_at,
     site: record.site ?? null,
+    xrootdUrl: record.urls?.xrootd ?? null,
     format: str(meta.format),
     facets: Object.entries(record.facets).filter((e): e is [string, string] => typeof e[1] === "string"),
     corrections: record.corrections.map((c) => ({ rule: c.rule ?? "", message: c.message ?? "" })),

@@ -48,6 +48,26 @@ describe("MetadataPanel", () => {
     expect(within(panel).queryByText("Site")).not.toBeInTheDocument();
   });
 
+  it("offers a CMS file's XRootD URL when the catalog gives one, and none otherwise", async () => {
+    const url = "root://xrootd.example.org:1094//store/mc/a/b.root";
+    server.use(
+      handle("file", () =>
+        HttpResponse.json({ ...fixtures.fileBnu, name: "/CMS/store/mc/a/b.root", urls: { http: "/data/CMS/store/mc/a/b.root", xrootd: url } }),
+      ),
+    );
+    const { unmount } = renderWithClient(<MetadataPanel name="/CMS/store/mc/a/b.root" onClose={() => {}} />);
+    let panel = screen.getByRole("region", { name: "Metadata" });
+    await within(panel).findByRole("heading", { name: fixtures.fileBnu.filename });
+    expect(within(panel).getByText("XRootD").nextElementSibling).toHaveTextContent(url);
+    expect(within(panel).getByRole("button", { name: "Copy XRootD URL" })).toBeInTheDocument();
+    unmount();
+    server.resetHandlers();
+    renderWithClient(<MetadataPanel name={NAME} onClose={() => {}} />);
+    panel = screen.getByRole("region", { name: "Metadata" });
+    await within(panel).findByRole("heading", { name: fixtures.fileBnu.filename });
+    expect(within(panel).queryByText("XRootD")).not.toBeInTheDocument();
+  });
+
   it("escapes the name once more in the HTTP link", async () => {
     server.use(handle("file", () => HttpResponse.json({ ...fixtures.fileBnu, name: "/CMS/a%20b/c.root" })));
     renderWithClient(<MetadataPanel name="/CMS/a%20b/c.root" onClose={() => {}} />);

@@ -104,6 +104,15 @@ function Details({
           file.format ? ["Format", file.format] : null,
           ["Published", timestamp(file.publishedAt)],
           file.site ? ["Site", <>{file.site} <span className="muted">(the federation site that published it)</span></>] : null,
+          file.xrootdUrl
+            ? [
+                "XRootD",
+                <>
+                  <code className="xrootd-url">{file.xrootdUrl}</code> <CopyButton text={file.xrootdUrl} label="Copy XRootD URL" />{" "}
+                  <span className="muted">(xrdcp reads it over NDN)</span>
+                </>,
+              ]
+            : null,
         ]}
       />
 

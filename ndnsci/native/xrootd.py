@@ -1,0 +1,472 @@
+"""``ndnsci xrootd up|down|status``: an XRootD server that reads files by NDN name.
+
+The server is Debian's ``xrootd`` with NDNc's storage plugin (``libXrdNdnOss``, built and
+patched by deploy/xrootd/build.sh) and the configuration ``deploy/xrootd/xrootd-ndn.cfg``: with
+the prefix ``/CMS`` the CMS logical file name is the path, so
+
+    xrdcp root://HOST:1094//store/mc/.../F.root .
+
+reads the NDN name ``/CMS/store/mc/.../F.root`` (the name ``ndnsci publish`` gives that LFN)
+from whichever producer serves it: ``ndnsci serve --engine ndn-dpdk`` on the NDN-DPDK
+forwarder, or any producer NDNd reaches (``ndnsci serve``, another site), through the plane's
+link to NDNd.
+
+The plugin reaches NDN only through the **NDN-DPDK forwarder**: it makes itself a memif face
+through the forwarder's GraphQL server (the socket is ``/run/ndn/ndnc-memif-<pid>-<time>.sock``).
+NDNd has no memif faces, so ``--engine ndnd`` is refused (see :data:`NDND_REFUSAL`); the plane
+must be up (``ndnsci native up``).
+
+XRootD refuses to run as root: started by root, the server runs as the user ``xrootd`` (Debian's
+package makes it), and its folder (:func:`run_dir`) belongs to that user. What ``up`` started is
+recorded in ``<run>/state.json``; ``down`` stops the server and deletes the plugin's face from
+the forwarder (the plugin leaves it behind when it is stopped) and its socket. ``ndnsci native
+down`` stops the server too: without the forwarder its pipeline is closed for good.
+
+``--local-root DIR`` serves a local directory with XRootD's own storage system instead, same
+settings otherwise (no plane needed): the bench's "plain XRootD" baseline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ndnsci.errors import NativePlaneError
+from ndnsci.native import gql, install
+from ndnsci.native.plane import NDNC_SOCKET_DIR, Plane, tail
+
+XROOTD_USER = "xrootd"  # Debian's xrootd-server package makes it
+DEFAULT_PORT = 1094
+READY_SECONDS = 30.0
+STOP_SECONDS = 10.0
+CMS_PREFIX = "/CMS"
+SERVERS_FILE = "xrootd-servers"  # in the plane's folder: the servers to stop with it
+NDND_REFUSAL = (
+    "NDNc's XRootD storage plugin reaches NDN only through the NDN-DPDK forwarder, over a memif "
+    "face it makes through the forwarder's GraphQL server; NDNd has no memif faces (and the "
+    "plugin no other transport), so an XRootD server on NDNd alone is not supported. Use "
+    "--engine ndn-dpdk (`ndnsci native up` first): the plane's forwarder is linked to NDNd, so "
+    "every name NDNd reaches (`ndnsci serve`, other sites) is read through it."
+)
+
+
+def run_dir() -> Path:
+    """The server's folder: ``$NDNSCI_XROOTD_RUN``, else ``/run/ndnsci/xrootd``. The server's
+    user must be able to reach it (every parent searchable by others)."""
+    explicit = os.environ.get("NDNSCI_XROOTD_RUN")
+    return Path(explicit) if explicit else Path("/run/ndnsci/xrootd")
+
+
+def config_file() -> Path:
+    """``deploy/xrootd/xrootd-ndn.cfg`` of the source checkout."""
+    from ndnsci.ndn.forwarder import repo_dir
+
+    repo = repo_dir()
+    if repo is None:
+        raise NativePlaneError(
+            "ndnsci xrootd needs the source checkout (deploy/xrootd/xrootd-ndn.cfg)"
+        )
+    return repo / "deploy" / "xrootd" / "xrootd-ndn.cfg"
+
+
+@dataclass
+class Settings:
+    """What the server is started with (``NDNSCI_XRD_*`` of xrootd-ndn.cfg)."""
+
+    port: int = DEFAULT_PORT
+    prefix: str = CMS_PREFIX
+    cc: str = "aimd"  # the plugin's pipelineType: aimd or fixed
+    window: int = 1024  # pipelineSize: aimd's largest window, fixed's window
+    lifetime_ms: int = 4000
+    mtu: int = 9000  # memif dataroom (the plane's)
+    local_root: str | None = None  # serve this directory from the disk instead
+
+    def check(self) -> None:
+        if not 1 <= self.port <= 65535:
+            raise ValueError(f"port {self.port}: not a TCP port")
+        if self.cc not in ("aimd", "fixed"):
+            raise ValueError(f"congestion control {self.cc!r}: aimd or fixed")
+        if not 1 <= self.window <= 65536:
+            raise ValueError(f"window {self.window}: 1..65536")
+        if not 100 <= self.lifetime_ms <= 60000:
+            raise ValueError(f"Interest lifetime {self.lifetime_ms} ms: 100..60000")
+        if not 64 <= self.mtu <= 9000:
+            raise ValueError(f"MTU {self.mtu}: 64..9000")
+        if not self.prefix.startswith("/") or any(c.isspace() for c in self.prefix):
+            raise ValueError(f"prefix {self.prefix!r}: an NDN name URI without spaces")
+        if self.local_root is not None and not os.path.isdir(self.local_root):
+            raise ValueError(f"--local-root {self.local_root}: not a directory")
+
+
+@dataclass
+class State:
+    """What ``up`` started (``down`` undoes whatever is here)."""
+
+    pid: int = 0
+    user: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    gqlserver: str | None = None  # the forwarder the plugin uses (None: local disk)
+    faces: list[str] = field(default_factory=list)  # the plugin's memif faces
+    log: str = ""
+    started: float = 0.0
+
+    @property
+    def port(self) -> int:
+        return int(self.settings.get("port", DEFAULT_PORT))
+
+    @property
+    def url(self) -> str:
+        return f"root://127.0.0.1:{self.port}/"
+
+
+class XrootdServer:
+    """The server recorded in ``run`` (default :func:`run_dir`), on ``plane``."""
+
+    def __init__(self, run: Path | None = None, plane: Plane | None = None) -> None:
+        self.run = run or run_dir()
+        self.plane = plane or Plane()
+        self.state_file = self.run / "state.json"
+
+    # --- state -------------------------------------------------------------------------------
+
+    def load(self) -> State | None:
+        try:
+            raw = json.loads(self.state_file.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise NativePlaneError(f"unreadable XRootD state {self.state_file}: {exc}") from exc
+        known = {f.name for f in fields(State)}
+        return State(**{k: v for k, v in raw.items() if k in known})
+
+    def _save(self, state: State) -> None:
+        temporary = self.state_file.with_suffix(".tmp")
+        temporary.write_text(json.dumps(asdict(state), indent=1))
+        os.replace(temporary, self.state_file)
+
+    def is_up(self) -> bool:
+        state = self.load()
+        return state is not None and _alive(state.pid)
+
+    # --- up ----------------------------------------------------------------------------------
+
+    def up(self, settings: Settings, preexec: Callable[[], None] | None = None) -> State:
+        """Start the server and wait until it answers on its port (and, on NDN, until the
+        plugin's face is on the forwarder). On failure nothing is left running.
+
+        Raises:
+            ValueError: a setting is out of range.
+            NativePlaneError: XRootD or the plugin is missing, the plane is down, the port is
+                taken, the server's user cannot use the folder, or the server did not start
+                (with the end of its log).
+        """
+        settings.check()
+        xrootd = shutil.which("xrootd")
+        if xrootd is None:
+            raise NativePlaneError(
+                "XRootD is not installed (no xrootd on PATH): deploy/xrootd/install.sh "
+                "(`make system`) installs Debian's xrootd-server and xrootd-client"
+            )
+        current = self.load()
+        if current is not None:
+            if _alive(current.pid):
+                raise NativePlaneError(
+                    f"an XRootD server already runs ({current.url}, pid {current.pid}): "
+                    "`ndnsci xrootd down` first"
+                )
+            self.down()  # a stale record (a crash, a reboot): clean up what it left
+        env = {
+            "NDNSCI_XRD_PORT": str(settings.port),
+            "NDNSCI_XRD_PREFIX": settings.prefix,
+            "NDNSCI_XRD_PIPELINE": settings.cc,
+            "NDNSCI_XRD_WINDOW": str(settings.window),
+            "NDNSCI_XRD_LIFETIME": str(settings.lifetime_ms),
+            "NDNSCI_XRD_MTU": str(settings.mtu),
+        }
+        gqlserver: str | None = None
+        if settings.local_root is not None:
+            env["NDNSCI_XRD_LOCALROOT"] = os.path.realpath(settings.local_root)
+        else:
+            plugin = install.require_xrootd_ndn()
+            plane = self.plane.load()
+            if plane is None or not self.plane.is_up():
+                raise NativePlaneError(
+                    "the XRootD server reads NDN through the NDN-DPDK forwarder, which is not "
+                    "up: `ndnsci native up` first"
+                )
+            gqlserver = plane.layout.forwarder.url
+            env["NDNSCI_XRD_OSSLIB"] = str(plugin.prefix / "lib" / "libXrdNdnOss.so")
+            env["NDNSCI_XRD_GQLSERVER"] = gqlserver
+            NDNC_SOCKET_DIR.mkdir(parents=True, exist_ok=True)
+        _require_free(settings.port)
+        user = self._prepare_run()
+        admin = self.run / "admin"
+        env["NDNSCI_XRD_RUN"] = str(admin)
+        config = self.run / "xrootd-ndn.cfg"
+        shutil.copyfile(config_file(), config)
+        logfile = self.run / "xrootd.log"
+        command = [xrootd, "-c", str(config), "-l", str(logfile)]
+        if user:
+            command[1:1] = ["-R", user]
+        state = State(
+            user=user or pwd.getpwuid(os.geteuid()).pw_name,
+            settings=asdict(settings),
+            gqlserver=gqlserver,
+            log=str(logfile),
+            started=time.time(),
+        )
+        with open(self.run / "stdout.log", "ab") as out:
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.run,
+                env={**os.environ, **env},
+                start_new_session=True,  # it outlives `ndnsci xrootd up`
+                preexec_fn=preexec,  # noqa: PLW1509 (the caller's, e.g. one prctl call)
+            )
+        state.pid = proc.pid
+        self._save(state)
+        try:
+            self._wait_ready(proc, state, logfile)
+        except BaseException:
+            self.down()
+            raise
+        if gqlserver is not None:
+            self._register()
+        return state
+
+    def _register(self) -> None:
+        """Note this server's folder in the plane's, so ``ndnsci native down`` stops it."""
+        known = servers_of(self.plane)
+        if self.run.resolve() not in known:
+            self.plane.run.mkdir(parents=True, exist_ok=True)
+            with open(self.plane.run / SERVERS_FILE, "a") as f:
+                f.write(f"{self.run.resolve()}\n")
+
+    def _prepare_run(self) -> str | None:
+        """Make the folder; the user the server runs as when we are root (else None: us)."""
+        self.run.mkdir(parents=True, exist_ok=True)
+        (self.run / "admin").mkdir(exist_ok=True)
+        if os.geteuid() != 0:
+            return None
+        try:
+            account = pwd.getpwnam(XROOTD_USER)
+        except KeyError:
+            raise NativePlaneError(
+                f"XRootD refuses to run as root and there is no user {XROOTD_USER!r} to run it "
+                "as (Debian's xrootd-server package makes it: deploy/xrootd/install.sh)"
+            ) from None
+        for path in (self.run, self.run / "admin"):
+            os.chown(path, account.pw_uid, account.pw_gid)
+        probe = subprocess.run(
+            ["runuser", "-u", XROOTD_USER, "--", "test", "-w", str(self.run / "admin")],
+            check=False,
+        )
+        if probe.returncode != 0:
+            raise NativePlaneError(
+                f"the server runs as {XROOTD_USER!r}, who cannot write {self.run / 'admin'} "
+                "(is every parent folder searchable by others?): set NDNSCI_XROOTD_RUN"
+            )
+        return XROOTD_USER
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], state: State, logfile: Path) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        ready = f":{state.port} initialization completed"
+        while True:
+            if proc.poll() is not None:
+                raise NativePlaneError(
+                    f"xrootd exited with {proc.returncode}{_why(logfile)}; see {logfile}\n"
+                    f"{tail(logfile)}"
+                )
+            if _read(logfile).find(ready) >= 0 and _answers(state.port):
+                break
+            if time.monotonic() > deadline:
+                raise NativePlaneError(
+                    f"xrootd did not answer on port {state.port} within {READY_SECONDS:.0f} s; "
+                    f"see {logfile}\n{tail(logfile)}"
+                )
+            time.sleep(0.1)
+        if state.gqlserver is not None:
+            state.faces = _plugin_faces(state.gqlserver, state.pid)
+            if not state.faces:
+                raise NativePlaneError(
+                    f"xrootd started but its NDN plugin has no face on the forwarder at "
+                    f"{state.gqlserver}; see {logfile}"
+                )
+        self._save(state)
+
+    # --- down --------------------------------------------------------------------------------
+
+    def down(self) -> list[str]:
+        """Stop the server and delete the plugin's face and socket; what could not be done
+        (empty: all)."""
+        state = self.load()
+        if state is None:
+            return []
+        problems: list[str] = []
+        if state.pid and _alive(state.pid):
+            with _collect(problems, "xrootd"):
+                _stop(state.pid)
+        if state.gqlserver is not None:
+            with _collect(problems, "the plugin's face"):
+                _delete_faces(state.gqlserver, state.pid, state.faces)
+            for sock in NDNC_SOCKET_DIR.glob(f"ndnc-memif-{state.pid}-*.sock"):
+                with contextlib.suppress(OSError):
+                    sock.unlink()
+        if not problems:
+            self.state_file.unlink(missing_ok=True)
+        return problems
+
+    # --- status ------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        state = self.load()
+        if state is None:
+            return {"up": False}
+        out: dict[str, Any] = {
+            "up": _alive(state.pid),
+            "url": state.url,
+            "pid": state.pid,
+            "user": state.user,
+            "engine": "local" if state.gqlserver is None else "ndn-dpdk",
+            "forwarder": state.gqlserver,
+            "faces": state.faces,
+            "settings": state.settings,
+            "log": state.log,
+            "run": str(self.run),
+        }
+        return out
+
+
+def servers_of(plane: Plane) -> list[Path]:
+    """The folders of the XRootD servers started on ``plane`` (some may be stopped)."""
+    try:
+        lines = (plane.run / SERVERS_FILE).read_text().splitlines()
+    except OSError:
+        return []
+    return [Path(line) for line in lines if line.strip()]
+
+
+def stop_servers_of(plane: Plane, forwarder: str) -> list[str]:
+    """Stop every XRootD server reading through ``forwarder`` (``native down``); problems."""
+    problems: list[str] = []
+    for run in servers_of(plane):
+        server = XrootdServer(run, plane)
+        with _collect(problems, f"XRootD server {run}"):
+            state = server.load()
+            if state is not None and state.gqlserver == forwarder:
+                problems += server.down()
+    with contextlib.suppress(OSError):
+        (plane.run / SERVERS_FILE).unlink()
+    return problems
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return b"xrootd" in cmdline and stat.split(")")[-1].split()[0] != "Z"
+
+
+def _stop(pid: int) -> None:
+    """SIGTERM (XRootD exits at once), then SIGKILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + STOP_SECONDS / 2
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
+        if not _alive(pid):
+            return
+    raise NativePlaneError(f"xrootd (pid {pid}) does not stop")
+
+
+def _plugin_faces(gqlserver: str, pid: int) -> list[str]:
+    """The memif faces the plugin of server ``pid`` made (NDNc names the socket after its
+    pid). The plugin makes its face during start-up, before XRootD says it is ready."""
+    with gql.Client(gqlserver, timeout=5) as fw:
+        return sorted(
+            face["id"]
+            for face in fw.faces()
+            if face["locator"].get("scheme") == "memif"
+            and f"/ndnc-memif-{pid}-" in str(face["locator"].get("socketName", ""))
+        )
+
+
+def _delete_faces(gqlserver: str, pid: int, recorded: list[str]) -> None:
+    """Delete the plugin's faces (stopped by a signal, NDNc does not)."""
+    try:
+        faces = set(recorded) | set(_plugin_faces(gqlserver, pid))
+    except NativePlaneError:
+        return  # the forwarder is gone, and the faces with it
+    with gql.Client(gqlserver, timeout=5) as fw:
+        for face in sorted(faces):
+            with contextlib.suppress(gql.GraphQLError):  # already gone
+                fw.delete(face)
+
+
+def _require_free(port: int) -> None:
+    with socket.socket(socket.AF_INET6 if socket.has_ipv6 else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("", port))
+        except OSError as exc:
+            raise NativePlaneError(
+                f"port {port} is not free ({exc.strerror}): another XRootD server? "
+                "--port chooses another"
+            ) from None
+
+
+def _answers(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+        return True
+    return False
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _why(logfile: Path) -> str:
+    """``: <why>`` for the failures a user can act on."""
+    text = _read(logfile)
+    if "unable to init consumer" in text or "createFace" in text:
+        return (
+            ": the NDN plugin could not make its face on the NDN-DPDK forwarder (is the plane "
+            "up? `ndnsci native status`)"
+        )
+    if "Unable to bind" in text or "Address already in use" in text:
+        return ": its port is taken"
+    if "Plugin version" in text or "version mismatch" in text.lower():
+        return ": the plugin was built for another XRootD version (`make native` rebuilds it)"
+    return ""
+
+
+@contextlib.contextmanager
+def _collect(problems: list[str], what: str) -> Any:
+    try:
+        yield
+    except (NativePlaneError, OSError) as exc:
+        problems.append(f"{what}: {exc}")
