@@ -33,6 +33,10 @@ rows above (docs/native.md):
     NDN-DPDK fetcher <- NDN-DPDK file server (memif, through the NDN-DPDK forwarder)
     NDNc ndncft-client <- NDN-DPDK file server (no row when NDNc is not built)
     ndnd cat <- NDN-DPDK file server (through the NDNd <-> NDN-DPDK link)
+    xrdcp <- XRootD NDN plugin <- NDN-DPDK file server (``ndnsci xrootd up``: NDNc's storage
+        plugin over memif; no row when the plugin is not built)
+    xrdcp <- XRootD local disk (the same server configuration on XRootD's own storage, reading
+        the file from the disk: the baseline a CMS site has)
 
 The two native consumers are timed from the metadata request to the last byte on disk (the
 ``ndn-dpdk`` and ``ndnc`` transports of ``ndnsci.native``, run in this process). They read the
@@ -44,6 +48,11 @@ native consumers: this process), NDNd, the producer (``ndnsci serve``, ``ndnd pu
 native rows all of the plane's processes: forwarder, fetcher, file server), and the medians
 their range. Ratios: NDN-DPDK fetcher and NDNc against ``cold ndnd cat <- ndnd put`` and
 ``cold ndnsci fetch``.
+
+The ``xrdcp`` rows count the CPU of ``xrdcp``, the XRootD server and (NDN row) the whole plane;
+the first NDN copy of each size is checked against the file's SHA-256 (the plugin verifies
+nothing itself), outside the timing. Ratios: the NDN row against the NDN-DPDK fetcher and against
+the local-disk row.
 
 ``--only`` keeps the rows whose label starts with one of its comma-separated prefixes, to shorten
 a big run (a warm row brings the cold ndnsci fetch that fills the cache along):
@@ -57,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -70,12 +80,16 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ndnsci.ndn import forwarder, keys, rdr
 from ndnsci.ndn.consumer import fetch_one
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
 from ndnsci.transports import Transport
+
+if TYPE_CHECKING:
+    from ndnsci.native.xrootd import XrootdServer
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -85,6 +99,8 @@ ENGINE_LABEL = {"c": "ndnsci fetch", "python": "ndnsci fetch [python loop]"}
 WARM_CAT = "warm ndnd cat <- forwarder cache"
 COLD_PUT = "cold ndnd cat <- ndnd put"
 DPDK_CAT = "ndnd cat <- NDN-DPDK file server"
+XRD_NDN = "xrdcp <- XRootD NDN plugin <- NDN-DPDK file server"
+XRD_LOCAL = "xrdcp <- XRootD local disk"
 
 PYNDN_FETCH = r"""
 import asyncio, sys
@@ -285,6 +301,14 @@ class Bench:
         forwarder.stop(self.sock)
 
 
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def write_random(path: Path, size: int) -> None:
     with open(path, "wb") as f:
         left = size
@@ -352,6 +376,47 @@ class Native:
             self.transports["NDNc ndncft-client"] = NdncTransport(self.plane)
         else:
             print("NDNc is not built (make native): no NDNc row", file=sys.stderr)
+        self.xrootd: dict[str, tuple[str, XrootdServer]] = {}  # row -> (URL of the file, server)
+        try:
+            self._start_xrootd()
+        except BaseException:
+            self.down()
+            raise
+
+    def _start_xrootd(self) -> None:
+        """The two XRootD servers of the xrdcp rows: NDNc's plugin on this plane, reading the
+        file server's names (prefix PREFIX), and the local-disk one reading the bench's root."""
+        from ndnsci.native import install
+        from ndnsci.native.xrootd import Settings, XrootdServer
+
+        if not self.b.wanted(XRD_NDN, XRD_LOCAL):
+            return
+        if install.xrootd_ndn() is None or shutil.which("xrootd") is None:
+            print(
+                "XRootD or its NDN plugin is missing (make native): no xrdcp rows", file=sys.stderr
+            )
+            return
+        # the servers run as user xrootd: the bench's folder must be reachable, its file readable
+        os.chmod(self.b.tmp, 0o755)
+        os.chmod(self.b.root, 0o755)
+        for label, local in ((XRD_NDN, None), (XRD_LOCAL, str(self.b.root))):
+            if not self.b.wanted(label):
+                continue
+            server = XrootdServer(
+                self.b.tmp / ("xrd-ndn" if local is None else "xrd-disk"), self.plane
+            )
+            prefix = self.PREFIX if local is None else "/CMS"
+            state = server.up(Settings(port=free_port(), prefix=prefix, local_root=local))
+            self.xrootd[label] = (f"root://127.0.0.1:{state.port}//file.bin", server)
+        print(
+            "xrootd: "
+            + ", ".join(f"{label} pid {s.load().pid}" for label, (_, s) in self.xrootd.items()),  # type: ignore[union-attr]
+            flush=True,
+        )
+
+    def xrootd_pids(self, label: str) -> list[int]:
+        state = self.xrootd[label][1].load()
+        return [state.pid] if state else []
 
     def pids(self) -> list[int]:
         state = self.plane.load()
@@ -394,6 +459,8 @@ class Native:
         return seconds, cpu
 
     def down(self) -> None:
+        for _, server in getattr(self, "xrootd", {}).values():
+            server.down()
         problems = self.plane.down()
         if problems:
             print(f"native plane down: {problems}", file=sys.stderr)
@@ -499,6 +566,14 @@ def size_rounds(
                     time.sleep(max(0.0, versioned + 1.1 - time.monotonic()))
                     record(DPDK_CAT, [ndnd, "cat", dpdk_name], out, b.native.pids(),
                            stdout_file=True)  # fmt: skip
+                for label, (url, _) in b.native.xrootd.items():
+                    through = b.native.pids() if label == XRD_NDN else []
+                    record(label, ["xrdcp", "--nopbar", "-f", url, str(out)], out,
+                           [*through, *b.native.xrootd_pids(label)])  # fmt: skip
+                    first_copy = label == XRD_NDN and r == 1 and out.exists()
+                    if first_copy and sha256_of(out) != sha256_of(b.root / "file.bin"):
+                        failed[f"{label}: SHA-256 differs from the file's"] += 1
+                        print(f"  {size_mb} MiB {label}: SHA-256 DIFFERS", flush=True)
     finally:
         if b.native is not None:
             b.native.down()
@@ -560,6 +635,16 @@ def size_report(
         if ours in med and theirs in med:  # each from its own producer
             native[f"{who.split()[0]} / {whom}"] = med[ours] / med[theirs]
             print(f"ratio {size_mb} MiB native: {who} / {whom} = {med[ours] / med[theirs]:.2f}x")
+    for whom, theirs in (
+        (dpdk, f"{dpdk} <- NDN-DPDK file server"),
+        ("xrdcp local disk", XRD_LOCAL),
+    ):
+        if XRD_NDN in med and theirs in med:
+            native[f"xrdcp NDN / {whom}"] = med[XRD_NDN] / med[theirs]
+            print(
+                f"ratio {size_mb} MiB native: xrdcp through the NDN plugin / {whom} = "
+                f"{med[XRD_NDN] / med[theirs]:.2f}x"
+            )
     print(flush=True)
     return ratios, native
 
