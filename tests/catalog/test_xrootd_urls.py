@@ -24,9 +24,7 @@ def _publish(client: Any, token: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return cms, cmip5
 
 
-def test_a_cms_record_offers_the_root_url_beside_the_http_url(
-    client_with: Any, token: str
-) -> None:
+def test_a_cms_record_offers_the_root_url_beside_the_http_url(client_with: Any, token: str) -> None:
     client = client_with(xrootd_url=XROOTD + "/")  # a trailing slash or not: one URL
     cms, cmip5 = _publish(client, token)
     record = client.get("/files" + quote(cms["name"])).json()
