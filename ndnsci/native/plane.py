@@ -56,6 +56,7 @@ NDND_UDP_BUFFER = 16 << 20
 START_SECONDS = 60.0
 STOP_SECONDS = 15.0
 NDNC_SOCKET_DIR = Path("/run/ndn")  # NDNc puts its memif sockets there (mgmt/client.cpp)
+CLIENTS_DIR = "clients"  # in the run folder: processes to stop at down (register_client)
 
 
 def run_dir() -> Path:
@@ -409,8 +410,8 @@ class Plane:
             return []
         problems: list[str] = []
         layout = state.layout
-        with _collect(problems, "XRootD server"):
-            _stop_xrootd(self, layout.forwarder.url)
+        with _collect(problems, "clients"):
+            self._stop_clients()
         with _collect(problems, "NDNd routes"):
             self._unroute_ndnd(state)
         with _collect(problems, "NDNd face"):
@@ -439,6 +440,43 @@ class Plane:
         if not problems:
             self.state_file.unlink(missing_ok=True)
         return problems
+
+    # --- clients -----------------------------------------------------------------------------
+
+    def register_client(self, name: str, pid: int, program: str, sockets: list[str]) -> None:
+        """Note a process that reads through the forwarder over memif (an XRootD server with
+        NDNc's plugin, ``ndnsci xrootd up``): ``down`` stops it and removes its sockets, since
+        its pipeline is closed for good once the forwarder goes. ``program`` is a word of its
+        command line (a recycled pid is left alone)."""
+        folder = self.run / CLIENTS_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        record = {"pid": pid, "program": program, "sockets": sockets}
+        (folder / f"{name}.json").write_text(json.dumps(record))
+
+    def _stop_clients(self) -> None:
+        for path in sorted((self.run / CLIENTS_DIR).glob("*.json")):
+            try:
+                record = json.loads(path.read_text())
+                pid, program = int(record["pid"]), str(record["program"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise NativePlaneError(f"unreadable client record {path}: {exc}") from exc
+            if _runs(pid, program):
+                for sig in (signal.SIGTERM, signal.SIGKILL):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, sig)
+                    deadline = time.monotonic() + STOP_SECONDS / 3
+                    while _runs(pid, program) and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, os.WNOHANG)
+                    if not _runs(pid, program):
+                        break
+                if _runs(pid, program):
+                    raise NativePlaneError(f"{program} (pid {pid}) does not stop")
+            for sock in record.get("sockets", []):
+                with contextlib.suppress(OSError):
+                    Path(sock).unlink()
+            path.unlink()
 
     # --- status ------------------------------------------------------------------------------
 
@@ -511,6 +549,16 @@ def tail(path: Path, lines: int = 15) -> str:
     return "\n".join(f"  | {line}" for line in text)
 
 
+def _runs(pid: int, program: str) -> bool:
+    """Whether ``pid`` is alive (not a zombie) and runs ``program``."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return program.encode() in cmdline and stat.split(")")[-1].split()[0] != "Z"
+
+
 def _alive(pid: int | None) -> bool:
     if pid is None:
         return False
@@ -541,16 +589,6 @@ def _stop(instance: Instance, pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
     if _alive(pid):
         raise NativePlaneError(f"ndndpdk-svc ({instance.role}, pid {pid}) does not stop")
-
-
-def _stop_xrootd(plane: Plane, forwarder: str) -> None:
-    """Stop the XRootD server reading through this forwarder (``ndnsci xrootd up``): its
-    plugin's pipeline closes for good when the forwarder goes."""
-    from ndnsci.native.xrootd import stop_servers_of
-
-    problems = stop_servers_of(plane, forwarder)
-    if problems:
-        raise NativePlaneError("; ".join(problems))
 
 
 def _destroy_ndnd_face(state: State) -> None:

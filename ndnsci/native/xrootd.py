@@ -51,7 +51,6 @@ DEFAULT_PORT = 1094
 READY_SECONDS = 30.0
 STOP_SECONDS = 10.0
 CMS_PREFIX = "/CMS"
-SERVERS_FILE = "xrootd-servers"  # in the plane's folder: the servers to stop with it
 NDND_REFUSAL = (
     "NDNc's XRootD storage plugin reaches NDN only through the NDN-DPDK forwarder, over a memif "
     "face it makes through the forwarder's GraphQL server; NDNd has no memif faces (and the "
@@ -244,17 +243,10 @@ class XrootdServer:
         except BaseException:
             self.down()
             raise
-        if gqlserver is not None:
-            self._register()
+        if gqlserver is not None:  # `ndnsci native down` stops it too
+            sockets = [str(p) for p in NDNC_SOCKET_DIR.glob(f"ndnc-memif-{state.pid}-*.sock")]
+            self.plane.register_client(f"xrootd-{state.port}", state.pid, "xrootd", sockets)
         return state
-
-    def _register(self) -> None:
-        """Note this server's folder in the plane's, so ``ndnsci native down`` stops it."""
-        known = servers_of(self.plane)
-        if self.run.resolve() not in known:
-            self.plane.run.mkdir(parents=True, exist_ok=True)
-            with open(self.plane.run / SERVERS_FILE, "a") as f:
-                f.write(f"{self.run.resolve()}\n")
 
     def _prepare_run(self) -> str | None:
         """Make the folder; the user the server runs as when we are root (else None: us)."""
@@ -349,29 +341,6 @@ class XrootdServer:
             "run": str(self.run),
         }
         return out
-
-
-def servers_of(plane: Plane) -> list[Path]:
-    """The folders of the XRootD servers started on ``plane`` (some may be stopped)."""
-    try:
-        lines = (plane.run / SERVERS_FILE).read_text().splitlines()
-    except OSError:
-        return []
-    return [Path(line) for line in lines if line.strip()]
-
-
-def stop_servers_of(plane: Plane, forwarder: str) -> list[str]:
-    """Stop every XRootD server reading through ``forwarder`` (``native down``); problems."""
-    problems: list[str] = []
-    for run in servers_of(plane):
-        server = XrootdServer(run, plane)
-        with _collect(problems, f"XRootD server {run}"):
-            state = server.load()
-            if state is not None and state.gqlserver == forwarder:
-                problems += server.down()
-    with contextlib.suppress(OSError):
-        (plane.run / SERVERS_FILE).unlink()
-    return problems
 
 
 def _alive(pid: int | None) -> bool:

@@ -29,7 +29,9 @@ def test_native_down_stops_the_xrootd_server_on_its_forwarder(
             assert _alive(state.pid) and state.faces
             assert plane.plane.down() == []
             assert not _alive(state.pid)
-            assert server.load() is None
             assert not list(NDNC_SOCKET_DIR.glob(f"ndnc-memif-{state.pid}-*"))
+            assert server.status()["up"] is False
+            assert server.down() == []  # the stale record goes, the forwarder being gone
+            assert server.load() is None
         finally:
             server.down()
