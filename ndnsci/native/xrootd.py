@@ -90,6 +90,7 @@ class Settings:
     lifetime_ms: int = 4000
     mtu: int = 9000  # memif dataroom (the plane's)
     local_root: str | None = None  # serve this directory from the disk instead
+    trace_aio: bool = False  # log each asynchronous read (ofs_aioread lines; verbose)
 
     def check(self) -> None:
         if not 1 <= self.port <= 65535:
@@ -193,6 +194,8 @@ class XrootdServer:
             "NDNSCI_XRD_LIFETIME": str(settings.lifetime_ms),
             "NDNSCI_XRD_MTU": str(settings.mtu),
         }
+        if settings.trace_aio:
+            env["NDNSCI_XRD_TRACEAIO"] = "1"
         gqlserver: str | None = None
         if settings.local_root is not None:
             env["NDNSCI_XRD_LOCALROOT"] = os.path.realpath(settings.local_root)

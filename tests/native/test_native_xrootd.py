@@ -87,7 +87,7 @@ def server(plane: PlaneFixture, xrootd_build: install.Build, xrd_run: Path) -> I
     """One XRootD server on the plane's forwarder, for the module."""
     xrd = XrootdServer(xrd_run / "ndn", plane.plane)
     faces_before = memif_faces(plane.layout.forwarder.url)
-    state = xrd.up(Settings(port=free_port()))
+    state = xrd.up(Settings(port=free_port(), trace_aio=True))
     try:
         assert state.user == "xrootd"  # XRootD refuses root: it runs as the package's user
         assert state.faces and not set(state.faces) & set(faces_before)
@@ -159,6 +159,26 @@ def test_xrdcp_recursive_copies_the_whole_tree(
     top = out / Path(lfn).name
     copied = {str(p.relative_to(top)): sha256(p) for p in top.rglob("*") if p.is_file()}
     assert copied == sums
+
+
+def test_reads_are_asynchronous_and_right(
+    server: State, mc_tree: tuple[str, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """``xrootd.async force``: XRootD hands the plugin's Read(XrdSfsAio*) every read, in 64 KiB
+    pages for kXR_pgread (xrdcp's default) and in 1 MiB segments (``segsize``) for kXR_read;
+    each ``ofs_aioread`` log line is one (``ofs.trace aio``)."""
+    lfn, _, sums = mc_tree
+    log = Path(server.log)
+    size = TREE["AODSIM/a.root"]
+    for env, piece in (({}, 65536), ({"XRD_CPUSEPGWRTRD": "0"}, 1 << 20)):
+        before = log.read_text(errors="replace").count("ofs_aioread")
+        out = tmp_path / f"a{piece}.root"
+        done = xrd("xrdcp", "--nopbar", url(server, f"{lfn}/AODSIM/a.root"), str(out), env=env)
+        assert done.returncode == 0, done.stderr
+        assert sha256(out) == sums["AODSIM/a.root"]
+        reads = re.findall(r"ofs_aioread: (\d+)@", log.read_text(errors="replace"))[before:]
+        assert len(reads) >= size // piece, (env, len(reads))
+        assert max(int(n) for n in reads) == piece
 
 
 # --- errors -------------------------------------------------------------------------------
