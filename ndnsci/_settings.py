@@ -72,6 +72,8 @@ class Settings:
     ndnc_prefix: Path | None
     #: the native plane's state
     native_run: Path
+    #: ``ndnsci xrootd``'s server folder (its user must reach it)
+    xrootd_run: Path
     #: the testbed's records
     testbed_state: Path
     #: the testbed's delay element, when given
@@ -107,6 +109,7 @@ def settings() -> Settings:
         ndn_dpdk_prefix=_path(env.get("NDNSCI_NDNDPDK_PREFIX")),
         ndnc_prefix=_path(env.get("NDNSCI_NDNC_PREFIX")),
         native_run=_path(env.get("NDNSCI_NATIVE_RUN")) or Path("/run/ndnsci/native"),
+        xrootd_run=_path(env.get("NDNSCI_XROOTD_RUN")) or Path("/run/ndnsci/xrootd"),
         testbed_state=_path(env.get("NDNSCI_TESTBED_STATE")) or Path("/run/ndnsci-testbed"),
         delay_binary=_path(env.get("NSCI_DELAY")),
     )

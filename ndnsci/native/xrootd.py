@@ -63,8 +63,9 @@ NDND_REFUSAL = (
 def run_dir() -> Path:
     """The server's folder: ``$NDNSCI_XROOTD_RUN``, else ``/run/ndnsci/xrootd``. The server's
     user must be able to reach it (every parent searchable by others)."""
-    explicit = os.environ.get("NDNSCI_XROOTD_RUN")
-    return Path(explicit) if explicit else Path("/run/ndnsci/xrootd")
+    from ndnsci._settings import settings
+
+    return settings().xrootd_run
 
 
 def config_file() -> Path:
