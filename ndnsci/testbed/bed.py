@@ -92,7 +92,16 @@ class Testbed:
         return self.node_dir(node) / "nfd.sock"
 
     def transport(self, node: str) -> str:
+        """What applications on ``node`` connect to: its forwarder's socket, or for a node
+        that attaches to a router, that router's TCP listener across their link."""
+        router = self.topo.nodes[node].attach
+        if router is not None:
+            return f"tcp://{self.topo.path(node, router)[0].address(router)}:{TCP_PORT}"
         return f"unix://{self.socket(node)}"
+
+    def forwarders(self) -> list[str]:
+        """The nodes that run NDNd (all but the attached consumers)."""
+        return [n.name for n in self.topo.nodes.values() if n.has_forwarder]
 
     def data_dir(self, node: str) -> Path:
         return self.node_dir(node) / "data"
@@ -140,8 +149,9 @@ class Testbed:
         try:
             self._build_network()
             for node in self.topo.nodes.values():
-                self._start_forwarder(node)
-            for name in self.topo.nodes:
+                if node.has_forwarder:
+                    self._start_forwarder(node)
+            for name in self.forwarders():
                 self._create_faces(name)
                 self._tune_sockets(name)
             for server in self.topo.role("server"):
@@ -215,7 +225,10 @@ class Testbed:
         from ndnsci.ndn import forwarder
 
         self.node_dir(node.name).mkdir(parents=True, exist_ok=True)
-        uses_tcp = any(link.face == "tcp" for link in self.topo.links_of(node.name))
+        uses_tcp = any(
+            link.face == "tcp" or not self.topo.nodes[link.other(node.name)].has_forwarder
+            for link in self.topo.links_of(node.name)
+        )
         settings = {
             "NDNSCI_FW_THREADS": str(node.threads),
             "NDNSCI_FW_CS_CAPACITY": str(node.cs_per_thread),
@@ -238,6 +251,11 @@ class Testbed:
         """An ``ndnd`` tool command against ``node``'s forwarder; returns its stdout."""
         from ndnsci.ndn import forwarder
 
+        if not self.topo.nodes[node].has_forwarder:
+            raise TestbedError(
+                f"node {node} has no forwarder of its own (it attaches to "
+                f"{self.topo.nodes[node].attach}): `ndnd {' '.join(args)}` has nothing to ask"
+            )
         argv = [str(forwarder.binary()), *args]
         try:
             proc = subprocess.run(
@@ -274,7 +292,8 @@ class Testbed:
 
     def _create_faces(self, node: str) -> None:
         for link in self.topo.links_of(node):
-            self._create_face(node, link)
+            if self.topo.nodes[link.other(node)].has_forwarder:  # attached hosts connect to us
+                self._create_face(node, link)
 
     def _create_face(self, node: str, link: Link) -> None:
         peer = link.other(node)
@@ -302,7 +321,8 @@ class Testbed:
         """NDN routes for ``prefix`` on every node toward ``target``, along the fewest hops."""
         self.ndn_routes.append((prefix, target))
         for node, link in self.topo.next_hops(target).items():
-            self._route_add(node, prefix, self.faces[(node, link.other(node))])
+            if self.topo.nodes[node].has_forwarder:
+                self._route_add(node, prefix, self.faces[(node, link.other(node))])
 
     def set_strategy(self, node: str, prefix: str, strategy: str) -> None:
         """The forwarding strategy of ``prefix`` on ``node``'s forwarder, e.g. multicast."""
@@ -311,7 +331,7 @@ class Testbed:
     def _install_routes(self, nodes: set[str]) -> None:
         for prefix, target in self.ndn_routes:
             for node, link in self.topo.next_hops(target).items():
-                if node in nodes:
+                if node in nodes and self.topo.nodes[node].has_forwarder:
                     self._route_add(node, prefix, self.faces[(node, link.other(node))])
         for route in self.topo.routes:
             if route.node in nodes:
@@ -331,6 +351,8 @@ class Testbed:
         peers = set()
         for link in self.topo.links_of(node):
             peer = link.other(node)
+            if not self.topo.nodes[peer].has_forwarder:
+                continue  # an attached host: its next application connects again
             peers.add(peer)
             self.ndnd(peer, "fw", "face-destroy", f"face={self.faces[(peer, node)]}")
             self._create_face(peer, link)
@@ -574,7 +596,7 @@ class Testbed:
 
     def udp_drops(self) -> dict[str, int]:
         """UDP datagrams each node's kernel dropped for want of receive buffer so far."""
-        return {n: netns.udp_counters(self.ns(n))["RcvbufErrors"] for n in self.topo.nodes}
+        return {n: netns.udp_counters(self.ns(n))["RcvbufErrors"] for n in self.forwarders()}
 
     def interface_bytes(self, node: str, peer: str) -> tuple[int, int]:
         """(received, sent) bytes of ``node``'s interface toward its neighbour ``peer``."""

@@ -469,6 +469,8 @@ def caching(bed: Testbed, opts: Options) -> dict[str, Any]:
         "udp_receive_buffer_drops": _drops_since(bed, drops),
         "http": http,
         "ndn": ndn,
+        # None: each consumer runs its own NDNd; else the router its applications connect to
+        "consumers_attach": bed.topo.nodes[consumers[0]].attach,
         "path": {
             "rtt_ms_set": bed.topo.rtt_ms(consumers[0], server),
             "bottleneck_mbps_set": bed.topo.bottleneck_mbps(consumers[0], server),
@@ -1070,6 +1072,9 @@ def federation(bed: Testbed, opts: Options) -> dict[str, Any]:
     started = machine_load()
     publisher = _server(bed)
     subscriber = _consumers(bed, 1)[0]
+    # a catalog site's daemon registers its prefix with a forwarder of its own: a consumer
+    # attached to its router has none, so the site's catalog runs on that router's node
+    subscriber = bed.topo.nodes[subscriber].attach or subscriber
     wan = bed.topo.wan()
     if wan not in bed.topo.path(subscriber, publisher):
         raise TestbedError(f"federation: the path from {subscriber} to {publisher} skips the WAN")

@@ -16,12 +16,14 @@
     rate_mbps = 200
     delay_ms = 20        # one way: the round trip is 40 ms
 
-Every node runs its own NDNd forwarder; ``role`` says what else: ``consumer`` (nothing: users
-and experiments run ``ndnsci fetch`` there), ``router`` (a gateway; its content store is the
-cache under study) or ``server`` (``ndnsci serve`` for ``serve``, an HTTP server of the same
-files on ``http_port``). NDN routes towards each served prefix, and IP routes between all
-links, follow the fewest hops; ``[[routes]]`` adds NDN routes by hand. See
-``deploy/testbed/README.md`` for every key.
+Every node runs its own NDNd forwarder, except a consumer with ``attach = "ROUTER"``: an end
+host with no forwarder of its own, whose applications connect to that neighbouring router's
+forwarder over TCP (as a laptop attaches to an NDN testbed hub). ``role`` says what else:
+``consumer`` (nothing: users and experiments run ``ndnsci fetch`` there), ``router`` (a
+gateway; its content store is the cache under study) or ``server`` (``ndnsci serve`` for
+``serve``, an HTTP server of the same files on ``http_port``). NDN routes towards each served
+prefix, and IP routes between all links, follow the fewest hops; ``[[routes]]`` adds NDN routes
+by hand. See ``deploy/testbed/README.md`` for every key.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ _NODE_KEYS = {
     "segment_size",
     "http_port",
     "data",
+    "attach",
 }
 _LINK_KEYS = {"name", "a", "b", "rate_mbps", "delay_ms", "face", "mtu", "queue_ms"}
 _ROUTE_KEYS = {"node", "prefix", "via"}
@@ -72,6 +75,12 @@ class Node:
     segment_size: int = 8000
     http_port: int | None = None
     data: str = "empty"  # what a server serves: "sample" (``ndnsci sample``) or "empty"
+    # a consumer without a forwarder: its applications use this neighbouring router's
+    attach: str | None = None
+
+    @property
+    def has_forwarder(self) -> bool:
+        return self.attach is None
 
     @property
     def cs_per_thread(self) -> int:
@@ -298,6 +307,9 @@ def _node(name: str, spec: Any, source: str) -> Node:
         raise TestbedError(f"{where}: serve must be an NDN prefix such as /ndnsci/files")
     if http_port is not None and (not isinstance(http_port, int) or not 0 < http_port < 65536):
         raise TestbedError(f"{where}: http_port must be a TCP port, not {http_port!r}")
+    attach = spec.get("attach")
+    if attach is not None and (role != "consumer" or not isinstance(attach, str)):
+        raise TestbedError(f"{where}: attach (a router's name) belongs on a consumer node")
     data = spec.get("data", "empty")
     if data not in ("empty", "sample"):
         raise TestbedError(f"{where}: data must be 'empty' or 'sample', not {data!r}")
@@ -312,6 +324,7 @@ def _node(name: str, spec: Any, source: str) -> Node:
         segment_size=int(_number(spec, "segment_size", where, 8000, 64)),
         http_port=http_port,
         data=data,
+        attach=attach,
     )
 
 
@@ -374,7 +387,22 @@ def _check_graph(topo: Topology) -> None:
     if reached != set(topo.nodes):
         lost = ", ".join(sorted(set(topo.nodes) - reached))
         raise TestbedError(f"{topo.source}: not connected: no path from {first} to {lost}")
+    for host in topo.nodes.values():
+        if host.attach is None:
+            continue
+        peers = [link.other(host.name) for link in topo.links_of(host.name)]
+        router = topo.nodes.get(host.attach)
+        if router is None or router.role != "router" or peers != [host.attach]:
+            raise TestbedError(
+                f"{topo.source}: node {host.name} attaches to {host.attach!r}: that must be a "
+                "router and its only link (it has no forwarder to reach anything else)"
+            )
     for route in topo.routes:
+        if not topo.nodes[route.node].has_forwarder:
+            raise TestbedError(
+                f"{topo.source}: route at {route.node}: it has no forwarder (it attaches to "
+                f"{topo.nodes[route.node].attach})"
+            )
         if route.via not in [link.other(route.node) for link in topo.links_of(route.node)]:
             raise TestbedError(
                 f"{topo.source}: route at {route.node} via {route.via}: not a neighbour"

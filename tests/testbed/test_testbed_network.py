@@ -283,3 +283,54 @@ def test_run_sweep_caching_cachehit_follow_the_contract(state_dir, tmp_path):
     # NDNd's real LRU content store gives the hit ratio the simulation predicts
     for capacity, ratio in cachehit["replayed"]["lru"].items():
         assert ratio == pytest.approx(cachehit["replay_simulated"]["lru"][capacity], abs=0.02)
+
+
+ATTACHED = """
+name = "attached"
+
+[nodes]
+h = { site = "A", role = "consumer", attach = "c" }
+c = { site = "A", role = "router", cs_capacity = 65535 }
+s = { site = "B", role = "server", serve = "/ndnsci/files", http_port = 8080 }
+
+[[links]]
+a = "h"
+b = "c"
+face = "tcp"
+
+[[links]]
+name = "wan"
+a = "c"
+b = "s"
+rate_mbps = 50
+delay_ms = 5
+"""
+
+
+def test_an_attached_host_fetches_through_its_routers_forwarder(state_dir, ndnd_binary, tmp_path):
+    """A consumer with ``attach``: no NDNd of its own, its fetch goes to the router's forwarder
+    over TCP, and a second fetch comes from that router's cache."""
+    path = tmp_path / "attached.toml"
+    path.write_text(ATTACHED)
+    with Testbed(topology.load(path), log=sys.stderr) as bed:
+        assert bed.forwarders() == ["c", "s"]
+        assert not bed.socket("h").exists()  # no forwarder on h
+        assert bed.transport("h") == f"tcp://{bed.address('c')}:6363"
+        with pytest.raises(TestbedError, match="no forwarder of its own"):
+            bed.cs_info("h")
+        data = os.urandom(1 << 20)
+        (bed.data_dir("s") / "a.bin").write_bytes(data)
+        producer = _producer(bed)
+        first = bed.fetch("h", "/ndnsci/files/a.bin")
+        assert first["checksum"] == "verified" and first["size"] == len(data)
+        before = bed.producer_counters(producer)
+        hits = bed.cs_info("c")["nHits"]
+        second = bed.fetch("h", "/ndnsci/files/a.bin")
+        assert second["checksum"] == "verified"
+        assert bed.producer_counters(producer)["segments"] == before["segments"]
+        assert bed.cs_info("c")["nHits"] - hits >= -(-len(data) // 8000)
+        # the router restarted (an experiment's empty cache): the host's next fetch reconnects
+        bed.restart_forwarder("c", cs_capacity=0)
+        assert bed.fetch("h", "/ndnsci/files/a.bin")["checksum"] == "verified"
+        testbed_id = bed.id
+    assert not _ours(testbed_id)

@@ -25,6 +25,9 @@ def test_default_topology_is_the_seed_shape():
     assert (wan.a, wan.b, wan.rate_mbps, wan.rtt_ms) == ("gwa", "gwb", 200, 40)
     assert all((link.rate_mbps or 0) > wan.rate_mbps for link in topo.links if link is not wan)
     assert [link.name for link in topo.path("c1", "server")] == ["c1-gwa", "wan", "gwb-server"]
+    # the consumers are end hosts on gwa's forwarder (docs/testbed.md, caching)
+    assert {n.attach for n in topo.role("consumer")} == {"gwa"}
+    assert not any(n.has_forwarder for n in topo.role("consumer"))
     assert topo.rtt_ms("c3", "server") == 40
     assert topo.bottleneck_mbps("c3", "server") == 200
 
@@ -116,6 +119,30 @@ b = "b"
         ),
         (NODES + LINK + "[[routes]]\nnode = 'a'\nprefix = '/y'\nvia = 'a'\n", "not a neighbour"),
         (NODES + LINK + "[[routes]]\nnode = 'a'\nprefix = 'y'\nvia = 'b'\n", "NDN name"),
+        # an attached consumer: to a router, its only link, no routes of its own
+        (NODES.replace('role = "consumer"', 'role = "consumer", attach = "b"') + LINK, "router"),
+        (
+            NODES.replace('role = "server"', 'role = "router", attach = "a"').replace(
+                ', serve = "/x"', ""
+            )
+            + LINK,
+            "belongs on a consumer",
+        ),
+        (
+            NODES.replace('role = "consumer"', 'role = "consumer", attach = "r"')
+            + "r = { role = 'router' }\n"
+            + LINK
+            + LINK.replace('b = "b"', 'b = "r"'),
+            "its only link",
+        ),
+        (
+            NODES.replace('role = "consumer"', 'role = "consumer", attach = "r"')
+            + "r = { role = 'router' }\n"
+            + LINK.replace('a = "a"', 'a = "r"')
+            + LINK.replace('b = "b"', 'b = "r"')
+            + "[[routes]]\nnode = 'a'\nprefix = '/y'\nvia = 'r'\n",
+            "has no forwarder",
+        ),
     ],
 )
 def test_bad_topologies_are_refused_clearly(tmp_path, text, message):
