@@ -1,7 +1,8 @@
 """The SDK's and the command line's settings: every environment variable ndnsci reads, in one place.
 
 :func:`settings` reads the environment when it is called (a script, a test or ``ndnsci up``
-may change a variable between two calls) and returns a frozen :class:`Settings`. Folders
+may change a variable between two calls) and returns a :class:`Settings` (a NamedTuple: no
+dataclasses on the fetch path, DEVELOPERS.md "Start-up budget"). Folders
 follow each platform's conventions through platformdirs (XDG on Linux: ``$XDG_CACHE_HOME``,
 ``$XDG_CONFIG_HOME``, ``$XDG_DATA_HOME``, ``$XDG_STATE_HOME``); an ``NDNSCI_*`` variable
 overrides its folder. The catalog service has its own settings object
@@ -34,15 +35,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 APP = "ndnsci"
 DEFAULT_CATALOG = "http://127.0.0.1:8000"
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     catalog_url: str
     token: str | None
     #: fetched files of ``open_dataset``

@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ndnsci._settings import settings
 from ndnsci.errors import PublisherKeyError
@@ -36,8 +36,7 @@ def key_id(public: bytes) -> str:
     return hashlib.sha256(public).digest()[:8].hex()
 
 
-@dataclass(frozen=True)
-class PublisherKey:
+class PublisherKey(NamedTuple):
     name: str
     pem: bytes  # PKCS#8 private key
 

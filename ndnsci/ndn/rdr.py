@@ -8,7 +8,7 @@ ignore it). See docs/protocol.md, "Metadata content fields".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ndnsci.ndn import tlv
 
@@ -24,8 +24,7 @@ METADATA = tlv.keyword(b"metadata")
 LS = tlv.keyword(b"ls")
 
 
-@dataclass(frozen=True)
-class Metadata:
+class Metadata(NamedTuple):
     """RDR metadata of a file or a directory listing."""
 
     versioned_name: bytes  # name TLV-VALUE ending in a version component
