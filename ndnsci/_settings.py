@@ -34,7 +34,6 @@ variable                 what
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -95,11 +94,11 @@ def settings() -> Settings:
         config_dir=_path(env.get("NDNSCI_CONFIG_DIR")) or Path(platformdirs.user_config_dir(APP)),
         share_dir=Path(platformdirs.user_data_dir(APP)),
         state_dir=Path(platformdirs.user_state_dir(APP)),
-        transport=env.get("NDN_CLIENT_TRANSPORT", ""),
-        default_socket=_default_socket(env),
+        transport=client_transport(),
+        default_socket=default_socket(),
         fw_sock=_path(env.get("NDNSCI_FW_SOCK")),
         ndnd=env.get("NDND") or None,
-        hotloop=env.get("NDNSCI_HOTLOOP", "auto").strip().lower() or "auto",
+        hotloop=hotloop(),
         native_cache=_path(env.get("NDNSCI_NATIVE_CACHE"))
         or (
             Path("/var/cache/ndnsci/native")
@@ -115,14 +114,32 @@ def settings() -> Settings:
     )
 
 
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value else None
+# What the data plane reads on every fetch, one value each: settings() computes every folder
+# through platformdirs (with tempfile, ~4 ms of a fetch's start-up, DEVELOPERS.md "Start-up
+# budget"), which a fetch does not need.
 
 
-def _default_socket(env: os._Environ[str]) -> Path:
+def client_transport() -> str:
+    """``$NDN_CLIENT_TRANSPORT`` ('' when unset): :attr:`Settings.transport`."""
+    return os.environ.get("NDN_CLIENT_TRANSPORT", "")
+
+
+def hotloop() -> str:
+    """``$NDNSCI_HOTLOOP``, lower-case ('auto' when unset): :attr:`Settings.hotloop`."""
+    return os.environ.get("NDNSCI_HOTLOOP", "auto").strip().lower() or "auto"
+
+
+def default_socket() -> Path:
     """``$XDG_RUNTIME_DIR/ndnsci/nfd.sock`` when that folder is usable, else
-    ``/tmp/ndnsci-<uid>/nfd.sock``: what ``deploy/forwarder/run.sh`` renders too."""
-    runtime = env.get("XDG_RUNTIME_DIR", "")
+    ``/tmp/ndnsci-<uid>/nfd.sock``: what ``deploy/forwarder/run.sh`` renders too
+    (:attr:`Settings.default_socket`)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
         return Path(runtime) / APP / "nfd.sock"
+    import tempfile
+
     return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}" / "nfd.sock"
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None

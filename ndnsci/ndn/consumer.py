@@ -235,9 +235,9 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 
 def hotloop() -> str:
     """The per-packet code transfers run now: ``"c"`` or ``"python"`` (``$NDNSCI_HOTLOOP``)."""
-    from ndnsci._settings import settings
+    from ndnsci import _settings
 
-    wanted = settings().hotloop
+    wanted = _settings.hotloop()
     if wanted not in ("auto", "c", "python"):
         raise ValueError(f"{HOTLOOP_ENV}={wanted!r}: auto, c or python")
     if wanted == "c" and _hotloop is None:

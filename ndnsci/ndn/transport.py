@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from ndnsci._settings import settings
+from ndnsci import _settings
 from ndnsci.errors import TransportError
 from ndnsci.ndn import tlv
 
@@ -33,12 +33,12 @@ _IOV_MAX = 1024
 
 def default_socket() -> str:
     """The socket ``ndnsci forwarder start`` (and ``deploy/forwarder/run.sh``) listens on."""
-    return str(settings().default_socket)
+    return str(_settings.default_socket())
 
 
 def transport_uri() -> str:
     """The forwarder every ndnsci command talks to."""
-    return settings().transport or f"unix://{default_socket()}"
+    return _settings.client_transport() or f"unix://{default_socket()}"
 
 
 def parse_transport(uri: str) -> tuple[int, str | tuple[str, int]]:
