@@ -32,7 +32,7 @@ import json
 import sys
 from typing import Any
 
-from ndnsci.cli._common import catalog_option, fail
+from ndnsci.cli._common import catalog_option, fail, formatter
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
         "fetch",
         help="fetch files by NDN name, catalog query or manifest",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=formatter(argparse.RawDescriptionHelpFormatter),
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="NDN names, e.g. /ndnsci/files/a.nc")
     bulk = p.add_argument_group("bulk downloads")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from ndnsci._settings import (
     default_socket,
     hotloop,
     settings,
+    terminal_columns,
 )
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ndnsci"
@@ -85,3 +87,9 @@ def test_the_values_a_fetch_reads_alone_are_the_settings_own(monkeypatch):
     assert alone == (found.transport, found.hotloop, found.default_socket)
     fallback = Path(tempfile.gettempdir()) / f"ndnsci-{os.getuid()}" / "nfd.sock"
     assert alone == ("unix:///somewhere/nfd.sock", "python", fallback)
+
+
+@pytest.mark.parametrize("columns", ["120", "", "wide", "-3", "0"])
+def test_the_help_width_follows_shutils_rule(monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
