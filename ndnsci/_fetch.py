@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import sys
 import threading
@@ -133,6 +132,8 @@ def _entry(item: Item) -> ManifestEntry | Outcome | None:
         return ManifestEntry(name, relative_path(_unversioned(name))) if name else None
     if _is_file(item):
         return ManifestEntry(item.name, item.path, item.size, item.sha256, item.filename)
+    import json  # json is imported where it is used: a fetch by name needs it after its first byte
+
     return _entry(parse_line(json.dumps(dict(cast("Mapping[str, Any]", item))), 0))
 
 
@@ -153,6 +154,8 @@ class Journal:
         self.lock = threading.Lock()
         self.known: dict[str, dict[str, Any]] = {}
         with contextlib.suppress(FileNotFoundError), open(self.path, encoding="utf-8") as f:
+            import json  # when there is a journal: a first fetch into DEST needs none yet
+
             for line in f:
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     entry = json.loads(line)
@@ -172,6 +175,8 @@ class Journal:
         return None
 
     def record(self, wanted: ManifestEntry, target: Path, sha256: str) -> None:
+        import json
+
         st = target.stat()
         entry = {
             "name": wanted.name,

@@ -28,7 +28,6 @@ catalog error, 130 when interrupted.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -197,6 +196,8 @@ def _list(names: list[str]) -> int:
 
 def _print_report(report: Any, args: argparse.Namespace) -> None:
     """Results on stdout (a line per NAME, or JSON), failures and the summary on stderr."""
+    import json  # after the fetch: not on the way to its first byte
+
     lines = [json.dumps(o.to_dict()) + "\n" for o in report.outcomes]
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import time
 from collections import deque
@@ -264,6 +263,8 @@ class _State:
         self.flushed = time.monotonic()
 
     def _load(self) -> None:
+        import json  # only to resume, or stop: not on a fetch's way to its first byte
+
         if self.path is None:
             return
         try:
@@ -281,6 +282,8 @@ class _State:
         if self.path is None:
             self.flushed = time.monotonic()
             return
+        import json
+
         tmp = self.path + ".tmp"
         try:
             with open(tmp, "wb") as f:
