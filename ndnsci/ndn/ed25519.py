@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import hashlib
 
+# The curve's constants, as numbers (computing them is three modular exponentiations at every
+# import; tests/ndn/test_ndn_ed25519.py checks them against their definitions)
 P = 2**255 - 19
 L = 2**252 + 27742317777372353535851937790883648493  # the order of the base point
-D = -121665 * pow(121666, P - 2, P) % P
-SQRT_M1 = pow(2, (P - 1) // 4, P)  # a square root of -1
+D = 37095705934669439343138083508754565189542113879843219016388785533085940283555  # -121665/121666
+SQRT_M1 = 19681161376707505956807079304988542015446066515923890162744021073123829784752  # sqrt(-1)
 _D2 = 2 * D % P
 
-_BASE_Y = 4 * pow(5, P - 2, P) % P
+_BASE_Y = 46316835694926478169428394003475163141307993866256225615783033603165251855960  # 4/5
 _BASE_X = 15112221349535400772501151409588531511454012693041857206046113283949847762202
 
 Point = tuple[int, int, int, int]  # extended coordinates (X, Y, Z, T): x = X/Z, y = Y/Z, xy = T/Z

@@ -95,6 +95,15 @@ def times(scalar: int, point: ed25519.Point) -> ed25519.Point:
     return result
 
 
+def test_the_constants_are_the_curves() -> None:
+    d, sqrt_m1 = ed25519.D, ed25519.SQRT_M1
+    assert d == -121665 * pow(121666, P - 2, P) % P
+    assert sqrt_m1 == pow(2, (P - 1) // 4, P) and sqrt_m1 * sqrt_m1 % P == P - 1
+    x, y, _, _ = ed25519.base_point()
+    assert y == 4 * pow(5, P - 2, P) % P and x % 2 == 0  # RFC 8032: y = 4/5, x positive (even)
+    assert (-x * x + y * y - 1 - ed25519.D * x * x * y * y) % P == 0  # on the curve
+
+
 @pytest.mark.parametrize(("public", "message", "signature"), RFC8032)
 def test_rfc8032_vectors(public: str, message: str, signature: str) -> None:
     args = bytes.fromhex(public), bytes.fromhex(message), bytes.fromhex(signature)
