@@ -30,6 +30,7 @@ OFF_THE_FETCH_PATH = {
     "rich": "progress bars: none with -q or when stderr is not a terminal",
     "importlib.metadata": "entry points: the built-in transport and translators are known",
     "platformdirs": "the settings' folders: a fetch reads its three values alone",
+    "shutil": "argparse's terminal width (with zlib, bz2, lzma): cli._common.formatter",
     "ndnsci.translators._core": "the translators' types (dataclasses)",
     "ndnsci.translators.registry": "the translators' registry (entry points)",
 }
