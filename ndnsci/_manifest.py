@@ -17,8 +17,6 @@ A line the catalog could not resolve (``{"name": ..., "error": "not found"}``) i
 report, not a file to fetch.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path

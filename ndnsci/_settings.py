@@ -32,8 +32,6 @@ variable                 what
 ======================== ==============================================================
 """
 
-from __future__ import annotations
-
 import os
 import sys
 from pathlib import Path

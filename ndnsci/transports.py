@@ -17,8 +17,6 @@ where ``MyTransport()`` satisfies :class:`Transport`. The contract, in full, is 
 DEVELOPERS.md ("Fetch engine and transports").
 """
 
-from __future__ import annotations
-
 import functools
 import importlib
 import threading

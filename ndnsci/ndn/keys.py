@@ -8,8 +8,6 @@ key at ``<prefix>/32=key/<key id>``, and because the id is derived from the key 
 checks that the key it fetched is the one the name promises.
 """
 
-from __future__ import annotations
-
 import hashlib
 import os
 import stat

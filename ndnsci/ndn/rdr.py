@@ -6,8 +6,6 @@ the whole-file SHA-256 in a non-critical TLV (even type > 31, so ``ndnd cat`` an
 ignore it). See docs/protocol.md, "Metadata content fields".
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from ndnsci.ndn import tlv
@@ -67,7 +65,7 @@ class Metadata(NamedTuple):
         return b"".join(out)
 
     @classmethod
-    def decode(cls, content: bytes) -> Metadata:
+    def decode(cls, content: bytes) -> "Metadata":
         """Parse metadata content; unknown non-critical TLVs are skipped, critical ones refused."""
         name = None
         fields: dict[str, object] = {}

@@ -10,8 +10,6 @@ complete TLV, type + length + value), which is exactly what sits on the wire aft
 ``07 LL`` header. That makes "is this Data under my prefix" a ``startswith`` on the buffer.
 """
 
-from __future__ import annotations
-
 import hashlib
 from collections.abc import Callable
 from typing import NamedTuple
