@@ -23,18 +23,15 @@ leaving resumable ``.part`` files (:class:`Interrupted`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
-import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard, cast
 
-from ndnsci._client import File
 from ndnsci._manifest import ManifestEntry, parse_line, relative_path
 from ndnsci._progress import Progress, make_progress
 from ndnsci._report import FetchReport, Interrupted, Outcome
@@ -60,15 +57,16 @@ from ndnsci.transports import (
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from ndnsci._client import AsyncSearchResults
+    from ndnsci._client import AsyncSearchResults, File
 
+# what the engine takes for a file; File is named only for the type checker (the catalog client
+# is not imported by a fetch by name, DEVELOPERS.md "Start-up budget")
+Item: TypeAlias = "File | ManifestEntry | Mapping[str, Any] | str | tuple[str, str] | ManifestError"
 Layout = Literal["drs", "flat"]
 JOURNAL = ".ndnsci-fetch.jsonl"
 RETRY_DELAY = 1.0  # seconds before the first retry; doubled each time
 LOCK_POLL = 0.1  # seconds between two looks at a .part another fetch holds
 HASH_CHUNK = 1 << 20
-
-Item = File | ManifestEntry | Mapping[str, Any] | str | tuple[str, str] | ManifestError
 
 
 # --- what to fetch -------------------------------------------------------------------------------
@@ -97,7 +95,7 @@ def plan(items: Iterable[Item], layout: Layout = "drs") -> list[ManifestEntry | 
             planned.append(one)
             continue
         if layout == "flat":
-            one = dataclasses.replace(one, path=one.path.rsplit("/", 1)[-1])
+            one = one._replace(path=one.path.rsplit("/", 1)[-1])
         holder = by_path.get(one.path)
         if holder == one.name:
             continue  # the same file twice
@@ -114,11 +112,17 @@ def _refused(name: str, reason: str) -> Outcome:
     return Outcome(name=name, path="", status="failed", error=reason)
 
 
+def _is_file(item: object) -> TypeGuard[File]:
+    """Whether ``item`` is a search result (:class:`ndnsci.File`). Without the catalog client
+    loaded there can be none: a fetch by name does not import it (~18 ms, DEVELOPERS.md
+    "Start-up budget")."""
+    client = sys.modules.get("ndnsci._client")
+    return client is not None and isinstance(item, client.File)
+
+
 def _entry(item: Item) -> ManifestEntry | Outcome | None:
     if isinstance(item, ManifestEntry):
         return item
-    if isinstance(item, File):
-        return ManifestEntry(item.name, item.path, item.size, item.sha256, item.filename)
     if isinstance(item, ManifestError):
         return _refused(f"line {item.line}" if item.line else "manifest", str(item))
     if isinstance(item, tuple):
@@ -126,7 +130,11 @@ def _entry(item: Item) -> ManifestEntry | Outcome | None:
     if isinstance(item, str):
         name = item.strip()
         return ManifestEntry(name, relative_path(_unversioned(name))) if name else None
-    return _entry(parse_line(json.dumps(dict(item)), 0))
+    if _is_file(item):
+        return ManifestEntry(item.name, item.path, item.size, item.sha256, item.filename)
+    import json  # json is imported where it is used: a fetch by name needs it after its first byte
+
+    return _entry(parse_line(json.dumps(dict(cast("Mapping[str, Any]", item))), 0))
 
 
 def _unversioned(name: str) -> str:
@@ -146,6 +154,8 @@ class Journal:
         self.lock = threading.Lock()
         self.known: dict[str, dict[str, Any]] = {}
         with contextlib.suppress(FileNotFoundError), open(self.path, encoding="utf-8") as f:
+            import json  # when there is a journal: a first fetch into DEST needs none yet
+
             for line in f:
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     entry = json.loads(line)
@@ -165,6 +175,8 @@ class Journal:
         return None
 
     def record(self, wanted: ManifestEntry, target: Path, sha256: str) -> None:
+        import json
+
         st = target.stat()
         entry = {
             "name": wanted.name,
@@ -285,16 +297,27 @@ class _Part:
 # --- one file ------------------------------------------------------------------------------------
 
 
-@dataclass
 class _Engine:
-    dest: Path
-    transport: Transport
-    options: FetchOptions
-    journal: Journal
-    progress: Progress
-    stop: threading.Event
-    retries: int
-    resume: bool
+    def __init__(
+        self,
+        *,
+        dest: Path,
+        transport: Transport,
+        options: FetchOptions,
+        journal: Journal,
+        progress: Progress,
+        stop: threading.Event,
+        retries: int,
+        resume: bool,
+    ) -> None:
+        self.dest = dest
+        self.transport = transport
+        self.options = options
+        self.journal = journal
+        self.progress = progress
+        self.stop = stop
+        self.retries = retries
+        self.resume = resume
 
     def run(self, wanted: ManifestEntry) -> Outcome:
         """One file's outcome; never raises for the file (but KeyboardInterrupt)."""
@@ -455,8 +478,9 @@ def _engine(
     journal = Journal(out)
     reporter = make_progress(progress)
     engine = _Engine(
-        out, plane, opts, journal, reporter, stop or threading.Event(), max(0, retries), resume
-    )
+        dest=out, transport=plane, options=opts, journal=journal, progress=reporter,
+        stop=stop or threading.Event(), retries=max(0, retries), resume=resume,
+    )  # fmt: skip
     try:
         yield engine
     finally:
@@ -526,6 +550,8 @@ def download(
 def _run_all(
     engine: _Engine, wanted: list[ManifestEntry], parallel: int
 ) -> tuple[list[Outcome], bool]:
+    if len(wanted) == 1:
+        return _run_one(engine, wanted[0])
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="ndnsci-fetch")
@@ -547,6 +573,42 @@ def _run_all(
         if index not in outcomes and future.done() and not future.cancelled():
             outcomes[index] = future.result()
     every = [outcomes.get(i) or _not_started(w, engine) for i, w in enumerate(wanted)]
+    return every, interrupted or engine.stop.is_set()
+
+
+def _run_one(engine: _Engine, wanted: ManifestEntry) -> tuple[list[Outcome], bool]:
+    """One file, in one worker thread as in the pool (Ctrl-C reaches this thread, which stops
+    the worker), without the pool: concurrent.futures (and the logging it imports) costs a fetch
+    ~10 ms before its first byte (DEVELOPERS.md "Start-up budget")."""
+    ended: list[Outcome] = []
+    failed: list[BaseException] = []
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            ended.append(engine.run(wanted))
+        except BaseException as exc:  # re-raised here, as Future.result() does
+            failed.append(exc)
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=work, name="ndnsci-fetch_0")
+    interrupted = False
+    worker.start()
+    # waited for on an Event, not by join(): a join interrupted by Ctrl-C marks the thread as
+    # stopped while it runs (CPython 3.11), and the process would exit under its state flush
+    try:
+        finished.wait()
+    except KeyboardInterrupt:
+        interrupted = True
+        engine.stop.set()  # the transfer stops at its next progress tick
+        finished.wait()
+    worker.join()
+    if failed:
+        raise failed[0]
+    if ended and not interrupted:
+        engine.progress.end(ended[0])
+    every = ended or [_not_started(wanted, engine)]
     return every, interrupted or engine.stop.is_set()
 
 
@@ -631,7 +693,7 @@ def fetch(
 
 
 def _as_items(items: Iterable[Item] | Item) -> Iterable[Item]:
-    if isinstance(items, str | File | ManifestEntry | Mapping | tuple):
+    if isinstance(items, str | Mapping | tuple) or _is_file(items):  # a ManifestEntry is a tuple
         return [items]  # one file
     return items  # type: ignore[return-value]
 

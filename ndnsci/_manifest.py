@@ -17,23 +17,22 @@ A line the catalog could not resolve (``{"name": ..., "error": "not found"}``) i
 report, not a file to fetch.
 """
 
-from __future__ import annotations
-
-import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ndnsci.errors import ManifestError, QueryError
 
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 
 
-@dataclass(frozen=True)
-class ManifestEntry:
-    """One line of a manifest: a file to fetch and where it goes (``path``, relative)."""
+class ManifestEntry(NamedTuple):
+    """One line of a manifest: a file to fetch and where it goes (``path``, relative).
+
+    A NamedTuple, not a dataclass (DEVELOPERS.md "Start-up budget"): ``entry._replace(...)``
+    and ``entry._asdict()``.
+    """
 
     name: str
     path: str
@@ -71,6 +70,8 @@ def parse_line(line: str, number: int) -> ManifestEntry | tuple[str, str]:
     Raises:
         ManifestError: the line is neither JSON with a ``name`` nor an NDN name.
     """
+    import json  # not for a fetch by name (DEVELOPERS.md "Start-up budget")
+
     text = line.strip()
     if text.startswith("/"):
         return ManifestEntry(name=text, path=_checked(lambda: relative_path(text), number))
@@ -153,9 +154,10 @@ def read_manifest(path: str | Path) -> list[ManifestEntry]:
     entries = []
     with open(path, encoding="utf-8") as f:
         for item in parse(f):
-            if isinstance(item, ManifestError):
+            if isinstance(item, ManifestEntry):
+                entries.append(item)
+            elif isinstance(item, ManifestError):
                 raise item
-            if isinstance(item, tuple):
+            else:  # the catalog could not resolve it: (name, reason)
                 raise ManifestError(f"{item[0]}: {item[1]}")
-            entries.append(item)
     return entries

@@ -1,45 +1,68 @@
 """What a fetch reports: each file's :class:`Outcome`, and the :class:`FetchReport` of a run.
 
 A bottom module: the engine (:mod:`ndnsci._fetch`), the progress displays and the command line
-share these types, and it imports nothing else of ndnsci.
+share these types, and it imports nothing else of ndnsci but the record base.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ndnsci._record import Record
 
-@dataclass
-class Outcome:
+
+class Outcome(Record):
     """What happened to one file.
 
     ``status``: ``done`` (fetched and verified), ``skipped`` (complete already), ``failed``
     (``error`` says why) or ``cancelled`` (interrupted; a re-run continues it). ``checksum`` is
     ``verified`` when the bytes on disk matched the publisher's signed SHA-256 or the catalog's,
     ``unavailable`` when neither published one (only the segment digests were checked).
+
+    The engine fills it in as the file goes (a plain class, not a dataclass: DEVELOPERS.md
+    "Start-up budget"); :meth:`to_dict` gives every field.
     """
 
-    name: str
-    path: str
-    status: str
-    error: str | None = None
-    size: int = 0
-    seconds: float = 0.0
-    attempts: int = 0
-    sha256: str = ""
-    checksum: str = ""
-    signer: str = ""
-    segments: int = 0
-    retransmissions: int = 0
-    timeouts: int = 0
-    nacks: int = 0
-    rejected: int = 0
-    congestion_marks: int = 0
-    resumed_segments: int = 0
-    warnings: list[str] = field(default_factory=list)
+    def __init__(  # noqa: PLR0917 - the dataclass's positional order, kept for callers
+        self,
+        name: str,
+        path: str,
+        status: str,
+        error: str | None = None,
+        size: int = 0,
+        seconds: float = 0.0,
+        attempts: int = 0,
+        sha256: str = "",
+        checksum: str = "",
+        signer: str = "",
+        segments: int = 0,
+        retransmissions: int = 0,
+        timeouts: int = 0,
+        nacks: int = 0,
+        rejected: int = 0,
+        congestion_marks: int = 0,
+        resumed_segments: int = 0,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.path = path
+        self.status = status
+        self.error = error
+        self.size = size
+        self.seconds = seconds
+        self.attempts = attempts
+        self.sha256 = sha256
+        self.checksum = checksum
+        self.signer = signer
+        self.segments = segments
+        self.retransmissions = retransmissions
+        self.timeouts = timeouts
+        self.nacks = nacks
+        self.rejected = rejected
+        self.congestion_marks = congestion_marks
+        self.resumed_segments = resumed_segments
+        self.warnings: list[str] = [] if warnings is None else warnings
 
     @property
     def ok(self) -> bool:
@@ -50,16 +73,19 @@ class Outcome:
         return self.size / self.seconds / 1e6 if self.seconds > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "mbps": round(self.mbps, 2)}
+        """Every field (a copy), and ``mbps``."""
+        return {**vars(self), "warnings": list(self.warnings), "mbps": round(self.mbps, 2)}
 
 
-@dataclass
-class FetchReport:
+class FetchReport(Record):
     """Every file's :class:`Outcome`, in the order asked, and the totals."""
 
-    outcomes: list[Outcome]
-    seconds: float = 0.0
-    interrupted: bool = False
+    def __init__(
+        self, outcomes: list[Outcome], seconds: float = 0.0, interrupted: bool = False
+    ) -> None:
+        self.outcomes = outcomes
+        self.seconds = seconds
+        self.interrupted = interrupted
 
     def _with(self, *statuses: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in statuses]

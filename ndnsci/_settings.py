@@ -1,7 +1,8 @@
 """The SDK's and the command line's settings: every environment variable ndnsci reads, in one place.
 
 :func:`settings` reads the environment when it is called (a script, a test or ``ndnsci up``
-may change a variable between two calls) and returns a frozen :class:`Settings`. Folders
+may change a variable between two calls) and returns a :class:`Settings` (a NamedTuple: no
+dataclasses on the fetch path, DEVELOPERS.md "Start-up budget"). Folders
 follow each platform's conventions through platformdirs (XDG on Linux: ``$XDG_CACHE_HOME``,
 ``$XDG_CONFIG_HOME``, ``$XDG_DATA_HOME``, ``$XDG_STATE_HOME``); an ``NDNSCI_*`` variable
 overrides its folder. The catalog service has its own settings object
@@ -27,22 +28,20 @@ variable                 what
 ``NDNSCI_NATIVE_RUN``    the native plane's state (``/run/ndnsci/native``)
 ``NDNSCI_TESTBED_STATE`` the testbed's records (``/run/ndnsci-testbed``)
 ``NSCI_DELAY``           the testbed's delay element (else built by deploy/testbed)
+``COLUMNS``              the width of the command line's help (else the terminal's)
 ======================== ==============================================================
 """
 
-from __future__ import annotations
-
 import os
-import tempfile
-from dataclasses import dataclass
+import sys
 from pathlib import Path
+from typing import NamedTuple
 
 APP = "ndnsci"
 DEFAULT_CATALOG = "http://127.0.0.1:8000"
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     catalog_url: str
     token: str | None
     #: fetched files of ``open_dataset``
@@ -95,11 +94,11 @@ def settings() -> Settings:
         config_dir=_path(env.get("NDNSCI_CONFIG_DIR")) or Path(platformdirs.user_config_dir(APP)),
         share_dir=Path(platformdirs.user_data_dir(APP)),
         state_dir=Path(platformdirs.user_state_dir(APP)),
-        transport=env.get("NDN_CLIENT_TRANSPORT", ""),
-        default_socket=_default_socket(env),
+        transport=client_transport(),
+        default_socket=default_socket(),
         fw_sock=_path(env.get("NDNSCI_FW_SOCK")),
         ndnd=env.get("NDND") or None,
-        hotloop=env.get("NDNSCI_HOTLOOP", "auto").strip().lower() or "auto",
+        hotloop=hotloop(),
         native_cache=_path(env.get("NDNSCI_NATIVE_CACHE"))
         or (
             Path("/var/cache/ndnsci/native")
@@ -115,14 +114,49 @@ def settings() -> Settings:
     )
 
 
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value else None
+# What the data plane reads on every fetch, one value each: settings() computes every folder
+# through platformdirs (with tempfile, ~4 ms of a fetch's start-up, DEVELOPERS.md "Start-up
+# budget"), which a fetch does not need.
 
 
-def _default_socket(env: os._Environ[str]) -> Path:
+def client_transport() -> str:
+    """``$NDN_CLIENT_TRANSPORT`` ('' when unset): :attr:`Settings.transport`."""
+    return os.environ.get("NDN_CLIENT_TRANSPORT", "")
+
+
+def hotloop() -> str:
+    """``$NDNSCI_HOTLOOP``, lower-case ('auto' when unset): :attr:`Settings.hotloop`."""
+    return os.environ.get("NDNSCI_HOTLOOP", "auto").strip().lower() or "auto"
+
+
+def default_socket() -> Path:
     """``$XDG_RUNTIME_DIR/ndnsci/nfd.sock`` when that folder is usable, else
-    ``/tmp/ndnsci-<uid>/nfd.sock``: what ``deploy/forwarder/run.sh`` renders too."""
-    runtime = env.get("XDG_RUNTIME_DIR", "")
+    ``/tmp/ndnsci-<uid>/nfd.sock``: what ``deploy/forwarder/run.sh`` renders too
+    (:attr:`Settings.default_socket`)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
         return Path(runtime) / APP / "nfd.sock"
+    import tempfile
+
     return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}" / "nfd.sock"
+
+
+def terminal_columns() -> int:
+    """``$COLUMNS``, else the width of the terminal on stdout, else 80: the rule of
+    ``shutil.get_terminal_size()``, which argparse calls for every formatter it makes (and
+    adding an argument makes one), without importing shutil (with zlib, bz2 and lzma, ~3 ms of a
+    fetch's start-up)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (ValueError, OSError):  # not a terminal, or stdout closed
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None

@@ -17,14 +17,13 @@ where ``MyTransport()`` satisfies :class:`Transport`. The contract, in full, is 
 DEVELOPERS.md ("Fetch engine and transports").
 """
 
-from __future__ import annotations
-
 import functools
 import importlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
+
+from ndnsci._record import Record
 
 DEFAULT = "python"
 ENTRY_POINT_GROUP = "ndnsci.transports"
@@ -43,10 +42,13 @@ STALL_SECONDS = 15.0  # no Data at all for this long: give up (every congestion 
 CHECKSUM_WAIT_SECONDS = 30.0  # how long to wait for a producer still hashing the file
 
 
-@dataclass
-class FetchOptions:
+# The contract's types are NamedTuples and a plain class, not dataclasses: importing dataclasses
+# would cost every ``ndnsci fetch`` ~9 ms before its first byte (DEVELOPERS.md "Start-up budget").
+
+
+class FetchOptions(NamedTuple):
     """How to fetch: the consumer's knobs. A transport uses those it has and ignores the rest
-    (its documentation says which)."""
+    (its documentation says which). ``options._replace(window=16)`` changes one."""
 
     cc: str = "aimd"  # window control: fixed, aimd, cubic
     window: int = 64  # (initial) Interests in flight
@@ -63,8 +65,7 @@ class Cancelled(Exception):
     """Raised by a transport once ``job.stop`` is set; ``job.part`` stays resumable."""
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """One file to receive. The engine holds the lock on ``part`` for the whole job."""
 
     name: str  # NDN name URI of the file
@@ -76,21 +77,37 @@ class Job:
     stop: threading.Event  # set on Ctrl-C: raise Cancelled within ~0.1 s
 
 
-@dataclass
-class Received:
-    """What a transport reports once ``job.part`` holds the whole file (and nothing more)."""
+class Received(Record):
+    """What a transport reports once ``job.part`` holds the whole file (and nothing more).
 
-    size: int
-    published_sha256: str | None  # the publisher's signed whole-file SHA-256, hex; None: none
-    signer: str  # "ed25519:<key id>", "digest", "none", or what the transport can tell
-    segments: int = 0
-    retransmissions: int = 0
-    timeouts: int = 0
-    nacks: int = 0
-    rejected: int = 0  # segments refused (digest, size)
-    congestion_marks: int = 0
-    resumed_segments: int = 0
-    warnings: list[str] = field(default_factory=list)
+    A transport fills the counters in as it goes (the consumer's compiled loop too).
+    """
+
+    def __init__(  # noqa: PLR0917 - the dataclass's positional order, kept for transports
+        self,
+        size: int,
+        published_sha256: str | None,  # the publisher's signed whole-file SHA-256, hex, or None
+        signer: str,  # "ed25519:<key id>", "digest", "none", or what the transport can tell
+        segments: int = 0,
+        retransmissions: int = 0,
+        timeouts: int = 0,
+        nacks: int = 0,
+        rejected: int = 0,  # segments refused (digest, size)
+        congestion_marks: int = 0,
+        resumed_segments: int = 0,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.size = size
+        self.published_sha256 = published_sha256
+        self.signer = signer
+        self.segments = segments
+        self.retransmissions = retransmissions
+        self.timeouts = timeouts
+        self.nacks = nacks
+        self.rejected = rejected
+        self.congestion_marks = congestion_marks
+        self.resumed_segments = resumed_segments
+        self.warnings: list[str] = [] if warnings is None else warnings
 
 
 class Transport(Protocol):

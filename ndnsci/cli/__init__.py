@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from ndnsci import __version__
+from ndnsci.cli._common import formatter
 
 # sub-command -> module, in the order ``ndnsci --help`` lists them
 COMMANDS = {
@@ -40,6 +41,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ndnsci",
         description="Find science data by what it is and fetch it over Named Data Networking.",
+        formatter_class=formatter(),
     )
     parser.add_argument("--version", action="version", version=f"ndnsci {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

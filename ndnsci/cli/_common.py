@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+
+from ndnsci._settings import terminal_columns
 
 
 def catalog_option(parser: argparse.ArgumentParser) -> None:
@@ -12,6 +15,18 @@ def catalog_option(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="catalog URL (default: $NDNSCI_CATALOG, else http://127.0.0.1:8000)",
     )
+
+
+def formatter(
+    kind: type[argparse.HelpFormatter] = argparse.HelpFormatter,
+) -> Callable[..., argparse.HelpFormatter]:
+    """A ``formatter_class``: argparse's ``kind`` at the terminal's width, read without shutil
+    (DEVELOPERS.md "Start-up budget": the parsers a fetch builds use it)."""
+
+    def make(prog: str) -> argparse.HelpFormatter:
+        return kind(prog, width=terminal_columns() - 2)
+
+    return make
 
 
 def fail(command: str, message: object, code: int = 2) -> int:

@@ -28,11 +28,10 @@ catalog error, 130 when interrupted.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from ndnsci.cli._common import catalog_option, fail
+from ndnsci.cli._common import catalog_option, fail, formatter
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +41,7 @@ def register(subparsers: Any) -> None:
         "fetch",
         help="fetch files by NDN name, catalog query or manifest",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=formatter(argparse.RawDescriptionHelpFormatter),
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="NDN names, e.g. /ndnsci/files/a.nc")
     bulk = p.add_argument_group("bulk downloads")
@@ -197,6 +196,8 @@ def _list(names: list[str]) -> int:
 
 def _print_report(report: Any, args: argparse.Namespace) -> None:
     """Results on stdout (a line per NAME, or JSON), failures and the summary on stderr."""
+    import json  # after the fetch: not on the way to its first byte
+
     lines = [json.dumps(o.to_dict()) + "\n" for o in report.outcomes]
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:

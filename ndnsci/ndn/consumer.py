@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ndnsci._record import Record
 from ndnsci.errors import (
     FetchError,
     FetchTimeout,
@@ -56,19 +55,30 @@ STATE_FLUSH_SECONDS = 1.0
 ProgressFn = Callable[[int, int], None]
 
 
-@dataclass
-class Target:
-    """What discovery learnt about an object."""
+class Target(Record):
+    """What discovery learnt about an object (filled in as it learns more)."""
 
-    versioned: bytes  # name TLV-VALUE ending in v=
-    last_segment: int | None
-    segment_size: int | None
-    size: int | None
-    sha256: bytes | None
-    sha256_pending: bool
-    signer: str  # "ed25519:<key id>", "digest" or "none"
-    is_listing: bool
-    metadata_name: bytes  # the name the metadata was asked under (to ask again)
+    def __init__(  # noqa: PLR0917 - the dataclass's positional order, kept for callers
+        self,
+        versioned: bytes,  # name TLV-VALUE ending in v=
+        last_segment: int | None,
+        segment_size: int | None,
+        size: int | None,
+        sha256: bytes | None,
+        sha256_pending: bool,
+        signer: str,  # "ed25519:<key id>", "digest" or "none"
+        is_listing: bool,
+        metadata_name: bytes,  # the name the metadata was asked under (to ask again)
+    ) -> None:
+        self.versioned = versioned
+        self.last_segment = last_segment
+        self.segment_size = segment_size
+        self.size = size
+        self.sha256 = sha256
+        self.sha256_pending = sha256_pending
+        self.signer = signer
+        self.is_listing = is_listing
+        self.metadata_name = metadata_name
 
 
 # --- single Interest / Data exchanges -----------------------------------------------------------
@@ -224,9 +234,9 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 
 def hotloop() -> str:
     """The per-packet code transfers run now: ``"c"`` or ``"python"`` (``$NDNSCI_HOTLOOP``)."""
-    from ndnsci._settings import settings
+    from ndnsci import _settings
 
-    wanted = settings().hotloop
+    wanted = _settings.hotloop()
     if wanted not in ("auto", "c", "python"):
         raise ValueError(f"{HOTLOOP_ENV}={wanted!r}: auto, c or python")
     if wanted == "c" and _hotloop is None:
@@ -253,6 +263,8 @@ class _State:
         self.flushed = time.monotonic()
 
     def _load(self) -> None:
+        import json  # only to resume, or stop: not on a fetch's way to its first byte
+
         if self.path is None:
             return
         try:
@@ -270,6 +282,8 @@ class _State:
         if self.path is None:
             self.flushed = time.monotonic()
             return
+        import json
+
         tmp = self.path + ".tmp"
         try:
             with open(tmp, "wb") as f:

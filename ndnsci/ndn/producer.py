@@ -27,7 +27,7 @@ import os
 import stat
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from threading import Event
 from typing import Any
 
@@ -301,7 +301,7 @@ class Producer:
             # `<versioned name>` with CanBePrefix (python-ndn's segment_fetcher starts so):
             # segment 0 is the Data under it
             rel = [*rel, tlv.segment(0)]
-            interest = replace(interest, name_value=interest.name_value + tlv.segment(0))
+            interest = interest._replace(name_value=interest.name_value + tlv.segment(0))
         if len(rel) >= 2 and tlv.component_type(rel[-1]) == tlv.SEGMENT:
             if tlv.component_type(rel[-2]) != tlv.VERSION:
                 raise NotServed("a segment name is <name>/v=<version>/seg=<n>")

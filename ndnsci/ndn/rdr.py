@@ -6,9 +6,7 @@ the whole-file SHA-256 in a non-critical TLV (even type > 31, so ``ndnd cat`` an
 ignore it). See docs/protocol.md, "Metadata content fields".
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ndnsci.ndn import tlv
 
@@ -24,8 +22,7 @@ METADATA = tlv.keyword(b"metadata")
 LS = tlv.keyword(b"ls")
 
 
-@dataclass(frozen=True)
-class Metadata:
+class Metadata(NamedTuple):
     """RDR metadata of a file or a directory listing."""
 
     versioned_name: bytes  # name TLV-VALUE ending in a version component
@@ -68,7 +65,7 @@ class Metadata:
         return b"".join(out)
 
     @classmethod
-    def decode(cls, content: bytes) -> Metadata:
+    def decode(cls, content: bytes) -> "Metadata":
         """Parse metadata content; unknown non-critical TLVs are skipped, critical ones refused."""
         name = None
         fields: dict[str, object] = {}

@@ -10,11 +10,9 @@ complete TLV, type + length + value), which is exactly what sits on the wire aft
 ``07 LL`` header. That makes "is this Data under my prefix" a ``startswith`` on the buffer.
 """
 
-from __future__ import annotations
-
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # packet and field types (NDN packet format v0.3, NDNLPv2)
 INTEREST = 0x05
@@ -335,8 +333,7 @@ def signature_info(sig_type: int, key_name_value: bytes | None = None) -> bytes:
 # --- decoding (general path: metadata, first segment, control responses) ----------------------
 
 
-@dataclass(frozen=True)
-class DataPacket:
+class DataPacket(NamedTuple):
     """The fields of a Data packet ndnsci uses; ``signed`` is the signed portion."""
 
     name_value: bytes
@@ -407,8 +404,7 @@ def parse_data(wire: bytes | bytearray | memoryview) -> DataPacket:
     )
 
 
-@dataclass(frozen=True)
-class InterestPacket:
+class InterestPacket(NamedTuple):
     name_value: bytes
     can_be_prefix: bool
     must_be_fresh: bool
@@ -438,8 +434,7 @@ def parse_interest(wire: bytes | bytearray | memoryview) -> InterestPacket:
     return InterestPacket(name, cbp, mbf, nonce, lifetime)
 
 
-@dataclass(frozen=True)
-class LpFrame:
+class LpFrame(NamedTuple):
     """What NDNd's NDNLPv2 wrapper says about a network-layer packet."""
 
     start: int  # the wrapped packet, as offsets into the receive buffer

@@ -3,9 +3,10 @@
 Where: ``NDN_CLIENT_TRANSPORT`` (``unix:///path`` or ``tcp://host:port``), as python-ndn and
 NDNd's own tools read it; without it, the socket ``ndnsci forwarder start`` uses.
 
-How: one stream socket, non-blocking, read with ``recv_into`` into a large buffer that holds
-many packets at once; :meth:`Face.packets` frames them by offset (no copies) and the caller
-parses them in place. Writes are batched: a list of packets goes out in one ``sendmsg``.
+How: one stream socket, non-blocking, read with ``recv_into`` into a buffer that holds many
+packets at once (256 KiB, doubled up to 4 MiB each time a read fills it up);
+:meth:`Face.packets` frames them by offset (no copies) and the caller parses them in place.
+Writes are batched: a list of packets goes out in one ``sendmsg``.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from ndnsci._settings import settings
+from ndnsci import _settings
 from ndnsci.errors import TransportError
 from ndnsci.ndn import tlv
 
 ENV = "NDN_CLIENT_TRANSPORT"
-RECV_BUFFER = 4 << 20
+RECV_BUFFER = 4 << 20  # what the receive buffer grows to while data comes faster than it is read
+# what it starts with: a fresh 4 MiB buffer (zero-filled: 1024 page faults) costs each face
+# ~1-3 ms, and a small file's fetch opens two (the engine's check, then the transfer)
+FIRST_RECV_BUFFER = 256 << 10
 SOCKET_BUFFER = 8 << 20
 # sendmsg takes at most IOV_MAX (1024 on Linux) buffers
 _IOV_MAX = 1024
@@ -30,12 +34,12 @@ _IOV_MAX = 1024
 
 def default_socket() -> str:
     """The socket ``ndnsci forwarder start`` (and ``deploy/forwarder/run.sh``) listens on."""
-    return str(settings().default_socket)
+    return str(_settings.default_socket())
 
 
 def transport_uri() -> str:
     """The forwarder every ndnsci command talks to."""
-    return settings().transport or f"unix://{default_socket()}"
+    return _settings.client_transport() or f"unix://{default_socket()}"
 
 
 def parse_transport(uri: str) -> tuple[int, str | tuple[str, int]]:
@@ -56,6 +60,8 @@ def parse_transport(uri: str) -> tuple[int, str | tuple[str, int]]:
 class Face:
     """A non-blocking stream connection to the forwarder with a large receive buffer."""
 
+    full = False  # the last read filled the buffer up: more may wait in the kernel
+
     def __init__(self, uri: str | None = None, connect_timeout: float = 5.0) -> None:
         self.uri = uri or transport_uri()
         family, address = parse_transport(self.uri)
@@ -74,7 +80,7 @@ class Face:
             with contextlib.suppress(OSError):
                 self.sock.setsockopt(socket.SOL_SOCKET, opt, SOCKET_BUFFER)
         self.sock.setblocking(False)
-        self.buf = bytearray(RECV_BUFFER)
+        self.buf = bytearray(FIRST_RECV_BUFFER)
         self.view = memoryview(self.buf)
         self.start = 0  # first unconsumed byte
         self.end = 0  # end of received bytes
@@ -88,9 +94,11 @@ class Face:
         """Receive what is available, waiting at most ``timeout`` seconds for something.
 
         Returns False when nothing arrived in time. Raises TransportError when the forwarder
-        closed the connection.
+        closed the connection. ``buf`` and ``view`` may be new objects afterwards.
         """
-        if self.start and self.start == self.end:
+        if self.full and len(self.buf) < RECV_BUFFER:
+            self._grow()
+        elif self.start and self.start == self.end:
             self.start = self.end = 0
         elif self.end > len(self.buf) - tlv.MAX_PACKET_SIZE * 2:
             # move the incomplete tail to the front: at most one partial packet is copied
@@ -113,7 +121,16 @@ class Face:
         if n == 0:
             raise self._lost(None)
         self.end += n
+        self.full = self.end == len(self.buf)
         return True
+
+    def _grow(self) -> None:
+        """A buffer twice as large, with the unread bytes at its front."""
+        grown = bytearray(min(2 * len(self.buf), RECV_BUFFER))
+        pending = self.end - self.start
+        grown[:pending] = self.view[self.start : self.end]
+        self.buf, self.view = grown, memoryview(grown)
+        self.start, self.end, self.full = 0, pending, False
 
     def packets(self) -> list[tuple[int, int, int, int]]:
         """Complete packets received so far, as ``(type, start, value start, end)`` in ``buf``.

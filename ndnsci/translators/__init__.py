@@ -7,24 +7,54 @@ Schemes are plugins registered under the ``ndnsci.translators`` entry-point grou
 >>> translate("/store/mc/RunIISummer20UL18NanoAODv9/TTTo2L2Nu_TuneCP5_13TeV-powheg-pythia8/"
 ...           "NANOAODSIM/106X_upgrade2018_realistic_v16_L1v1-v1/280000/0C9E1F2B.root").name
 '/CMS/store/mc/RunIISummer20UL18NanoAODv9/TTTo2L2Nu_TuneCP5_13TeV-powheg-pythia8/NANOAODSIM/106X_upgrade2018_realistic_v16_L1v1-v1/280000/0C9E1F2B.root'
+
+The names below load on first use: the data plane imports ``ndnsci.translators.names`` (the
+name codec) on every ``ndnsci fetch``, which must not pay for the translators' types and
+registry (dataclasses, importlib.metadata; DEVELOPERS.md "Start-up budget").
 """
 
-from ndnsci.translators._core import (
-    Aggregation,
-    Correction,
-    Facets,
-    Translation,
-    TranslationError,
-    Translator,
-)
-from ndnsci.translators.registry import (
-    UnknownSchemeError,
-    detect,
-    get_translator,
-    list_schemes,
-    reverse,
-    translate,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ndnsci.translators._core import (
+        Aggregation,
+        Correction,
+        Facets,
+        Translation,
+        TranslationError,
+        Translator,
+    )
+    from ndnsci.translators.registry import (
+        UnknownSchemeError,
+        detect,
+        get_translator,
+        list_schemes,
+        reverse,
+        translate,
+    )
+
+_LAZY = {
+    "._core": "Aggregation Correction Facets Translation TranslationError Translator",
+    ".registry": "UnknownSchemeError detect get_translator list_schemes reverse translate",
+}
+_WHERE = {name: module for module, names in _LAZY.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ndnsci.translators' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "Aggregation",

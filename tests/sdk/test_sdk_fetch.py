@@ -79,7 +79,7 @@ def test_a_name_nobody_serves_fails_alone(cat, tmp_path):
 
 def test_manifest_with_a_bad_line(cat, tmp_path):
     entries = cat.manifest(cat.search(model="MIROC5", variable="tas"))
-    lines = [json.dumps(vars(e)) for e in entries]
+    lines = [json.dumps(e._asdict()) for e in entries]
     lines.insert(1, "{not json")
     lines.append(json.dumps({"name": "/CMIP5/x.nc", "path": "../../etc/passwd"}))
     manifest = tmp_path / "m.jsonl"

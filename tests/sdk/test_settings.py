@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from ndnsci._settings import DEFAULT_CATALOG, settings
+from ndnsci._settings import (
+    DEFAULT_CATALOG,
+    client_transport,
+    default_socket,
+    hotloop,
+    settings,
+    terminal_columns,
+)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ndnsci"
 # the catalog service has its own settings object; the local stack sets variables for the
@@ -66,3 +76,20 @@ def test_defaults_are_the_xdg_folders(monkeypatch, tmp_path):
     assert found.state_dir == tmp_path / "STATE" / "ndnsci"
     assert found.default_socket == tmp_path / "RUNTIME" / "ndnsci" / "nfd.sock"
     assert found.fw_sock is None and found.transport == ""
+
+
+def test_the_values_a_fetch_reads_alone_are_the_settings_own(monkeypatch):
+    monkeypatch.setenv("NDN_CLIENT_TRANSPORT", "unix:///somewhere/nfd.sock")
+    monkeypatch.setenv("NDNSCI_HOTLOOP", " Python ")
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    found = settings()
+    alone = (client_transport(), hotloop(), default_socket())
+    assert alone == (found.transport, found.hotloop, found.default_socket)
+    fallback = Path(tempfile.gettempdir()) / f"ndnsci-{os.getuid()}" / "nfd.sock"
+    assert alone == ("unix:///somewhere/nfd.sock", "python", fallback)
+
+
+@pytest.mark.parametrize("columns", ["120", "", "wide", "-3", "0"])
+def test_the_help_width_follows_shutils_rule(monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns

@@ -1,0 +1,228 @@
+"""The fetch path's Ed25519 verification (ndnsci/ndn/ed25519.py) against RFC 8032 and pycryptodome.
+
+What it accepts, pycryptodome accepts: on honest signatures both say yes, on tampered ones
+both say no, and on the malformed ones below it refuses what pycryptodome lets through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from Cryptodome.PublicKey import ECC
+from Cryptodome.Signature import eddsa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ndnsci.ndn import ed25519, keys
+from ndnsci.ndn.ed25519 import L, P
+
+# RFC 8032, 7.1: (public key, message, signature)
+RFC8032 = [
+    (
+        "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+        "",
+        "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
+    ),
+    (
+        "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c",
+        "72",
+        "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00",
+    ),
+    (
+        "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025",
+        "af82",
+        "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a",
+    ),
+    (  # SHA(abc): the message is SHA-512("abc")
+        "ec172b93ad5e563bf4932c70e1245034c35467ef2efd4d64ebf819683467e2bf",
+        hashlib.sha512(b"abc").hexdigest(),
+        "dc2a4459e7369633a52b1bf277839a00201009a3efbf3ecb69bea2186c26b58909351fc9ac90b3ecfdfbc7c66431e0303dca179c138ac17ad9bef1177331a704",
+    ),
+]  # fmt: skip
+
+# the canonical encodings of the 8 points of small order
+SMALL_ORDER = [
+    "0100000000000000000000000000000000000000000000000000000000000000",  # identity
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # order 2
+    "0000000000000000000000000000000000000000000000000000000000000000",  # order 4
+    "0000000000000000000000000000000000000000000000000000000000000080",  # order 4
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",  # order 8 (4 points)
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+]
+
+
+def theirs(public: bytes, message: bytes, signature: bytes) -> bool:
+    """pycryptodome's verdict."""
+    try:
+        eddsa.new(eddsa.import_public_key(public), "rfc8032").verify(message, signature)
+    except ValueError:
+        return False
+    return True
+
+
+def signed(seed: bytes, message: bytes) -> tuple[bytes, bytes]:
+    key = eddsa.import_private_key(seed)
+    public = bytes(key.public_key().export_key(format="raw"))
+    return public, bytes(eddsa.new(key, "rfc8032").sign(message))
+
+
+def encode(point: ed25519.Point) -> bytes:
+    return ed25519.encode_point(point)
+
+
+def cofactored(public: bytes, message: bytes, signature: bytes) -> bool:
+    """RFC 8032's permitted cofactored equation ``[8S]B = [8]R + [8k]A``, with no checks."""
+    a, r = ed25519.decode_point(public), ed25519.decode_point(signature[:32])
+    assert a is not None and r is not None
+    s = int.from_bytes(signature[32:], "little")
+    k = int.from_bytes(hashlib.sha512(signature[:32] + public + message).digest(), "little") % L
+    left = times(8 * s, ed25519.base_point())
+    right = ed25519._add(times(8, r), times(8 * k, a))
+    return encode(left) == encode(right)
+
+
+def times(scalar: int, point: ed25519.Point) -> ed25519.Point:
+    """[scalar]point, by plain double-and-add (independent of the verifier's NAF)."""
+    result = ed25519._IDENTITY
+    while scalar:
+        if scalar & 1:
+            result = ed25519._add(result, point)
+        point = ed25519._double(point)
+        scalar >>= 1
+    return result
+
+
+def test_the_constants_are_the_curves() -> None:
+    d, sqrt_m1 = ed25519.D, ed25519.SQRT_M1
+    assert d == -121665 * pow(121666, P - 2, P) % P
+    assert sqrt_m1 == pow(2, (P - 1) // 4, P) and sqrt_m1 * sqrt_m1 % P == P - 1
+    x, y, _, _ = ed25519.base_point()
+    assert y == 4 * pow(5, P - 2, P) % P and x % 2 == 0  # RFC 8032: y = 4/5, x positive (even)
+    assert (-x * x + y * y - 1 - ed25519.D * x * x * y * y) % P == 0  # on the curve
+
+
+@pytest.mark.parametrize(("public", "message", "signature"), RFC8032)
+def test_rfc8032_vectors(public: str, message: str, signature: str) -> None:
+    args = bytes.fromhex(public), bytes.fromhex(message), bytes.fromhex(signature)
+    assert ed25519.verify(*args) and theirs(*args)
+    tampered = bytes.fromhex(message) + b"\x00"
+    assert not ed25519.verify(args[0], tampered, args[2])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.binary(min_size=32, max_size=32), message=st.binary(max_size=300))
+def test_honest_signatures_verify_as_pycryptodome_says(seed: bytes, message: bytes) -> None:
+    public, signature = signed(seed, message)
+    assert ed25519.verify(public, message, signature)
+    assert not ed25519.verify(public, message + b"x", signature)
+    assert not ed25519.verify(public[:31] + bytes([public[31] ^ 0x80]), message, signature)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.binary(min_size=32, max_size=32),
+    message=st.binary(max_size=64),
+    bit=st.integers(min_value=0, max_value=64 * 8 - 1),
+)
+def test_a_flipped_bit_is_refused_by_both(seed: bytes, message: bytes, bit: int) -> None:
+    public, signature = signed(seed, message)
+    tampered = bytearray(signature)
+    tampered[bit // 8] ^= 1 << (bit % 8)
+    assert not ed25519.verify(public, message, bytes(tampered))
+    assert not theirs(public, message, bytes(tampered))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    public=st.binary(min_size=32, max_size=32),
+    signature=st.binary(min_size=64, max_size=64),
+    message=st.binary(max_size=16),
+)
+def test_what_it_accepts_pycryptodome_accepts(
+    public: bytes, signature: bytes, message: bytes
+) -> None:
+    if ed25519.verify(public, message, signature):
+        assert theirs(public, message, signature)
+
+
+def test_wrong_lengths_are_refused() -> None:
+    public, signature = signed(bytes(32), b"m")
+    assert not ed25519.verify(public[:31], b"m", signature)
+    assert not ed25519.verify(public + b"\x00", b"m", signature)
+    assert not ed25519.verify(public, b"m", signature[:63])
+    assert not ed25519.verify(public, b"m", signature + b"\x00")
+
+
+def test_s_not_below_the_group_order_is_refused() -> None:
+    public, signature = signed(bytes(range(32)), b"m")
+    s = int.from_bytes(signature[32:], "little")
+    malleated = signature[:32] + (s + L).to_bytes(32, "little")  # the same S, mod L
+    assert ed25519.verify(public, b"m", signature)
+    assert not ed25519.verify(public, b"m", malleated)
+    assert not theirs(public, b"m", malleated)
+
+
+def test_non_canonical_encodings_do_not_decode() -> None:
+    # y >= p: y = p + 1 is another encoding of y = 1 (the identity)
+    assert ed25519.decode_point((P + 1).to_bytes(32, "little")) is None
+    # x = 0 with its sign bit set: "-0" for the identity and for the point of order 4
+    assert ed25519.decode_point(bytes.fromhex("01" + "00" * 30 + "80")) is None
+    assert ed25519.decode_point(bytes.fromhex("ec" + "ff" * 30 + "ff")) is None
+    # a y with no x on the curve
+    assert ed25519.decode_point((2).to_bytes(32, "little")) is None
+    base = encode(ed25519.base_point())
+    assert ed25519.decode_point(base) is not None
+
+
+@pytest.mark.parametrize("encoded", SMALL_ORDER)
+def test_small_order_points_are_recognised(encoded: str) -> None:
+    point = ed25519.decode_point(bytes.fromhex(encoded))
+    assert point is not None and ed25519.is_small_order(point)
+    assert encode(point) == bytes.fromhex(encoded)
+    assert not ed25519.is_small_order(ed25519.base_point())
+
+
+def test_the_identity_key_forgery_is_refused() -> None:
+    """With the identity as public key, R = [s]B verifies any message under the cofactored
+    equation (pycryptodome 3.24 accepts it); refused here (a small-order key)."""
+    identity = bytes.fromhex(SMALL_ORDER[0])
+    s = 123456789
+    forged = encode(times(s, ed25519.base_point())) + s.to_bytes(32, "little")
+    for message in (b"", b"any message"):
+        assert cofactored(identity, message, forged)
+        assert not ed25519.verify(identity, message, forged)
+
+
+def test_a_small_order_r_is_refused() -> None:
+    public, _ = signed(bytes(32), b"m")
+    for encoded in SMALL_ORDER[:3]:
+        forged = bytes.fromhex(encoded) + bytes(32)
+        assert not ed25519.verify(public, b"m", forged)
+
+
+def test_a_key_with_a_torsion_component_needs_the_cofactorless_equation() -> None:
+    """A' = A + T (T of order 8): a signature valid under the cofactored equation
+    (``[8S]B = [8]R + [8k]A'``, pycryptodome's) is refused by the cofactorless one unless the
+    torsion vanishes (8 divides k)."""
+    secret, r = 0x1234567890ABCDEF, 0xFEDCBA0987654321
+    torsion = ed25519.decode_point(bytes.fromhex(SMALL_ORDER[4]))
+    assert torsion is not None
+    public = encode(ed25519._add(times(secret, ed25519.base_point()), torsion))
+    big_r = encode(times(r, ed25519.base_point()))
+    for message in (b"a", b"b", b"c", b"d"):
+        k = int.from_bytes(hashlib.sha512(big_r + public + message).digest(), "little") % L
+        signature = big_r + ((r + k * secret) % L).to_bytes(32, "little")
+        assert cofactored(public, message, signature)
+        assert ed25519.verify(public, message, signature) == (k % 8 == 0)
+
+
+def test_keys_verify_uses_it_and_agrees_with_signing() -> None:
+    key_pem = ECC.generate(curve="ed25519").export_key(format="PEM").encode()
+    key = keys.PublisherKey("t", key_pem)
+    signature = key.sign(b"metadata")
+    assert keys.verify(key.public, b"metadata", signature)
+    assert not keys.verify(key.public, b"metadatA", signature)
+    assert not keys.verify(b"\x00" * 31, b"metadata", signature)

@@ -1,0 +1,56 @@
+"""The face's receive buffer: small at first, grown while reads fill it up, no byte lost."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import struct
+import termios
+import threading
+import time
+from pathlib import Path
+
+from ndnsci.ndn import tlv
+from ndnsci.ndn.transport import FIRST_RECV_BUFFER, RECV_BUFFER, Face
+
+
+def queued(sock: socket.socket) -> int:
+    """Bytes waiting in the kernel for ``sock`` to read."""
+    value: int = struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0" * 4))[0]
+    return value
+
+
+def test_the_receive_buffer_grows_when_a_read_fills_it_and_keeps_every_packet(
+    tmp_path: Path,
+) -> None:
+    packets = [tlv.tlv(tlv.DATA, os.urandom(8000)) for _ in range(1000)]  # ~8 MB
+    path = str(tmp_path / "fw.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(path)
+        server.listen(1)
+
+        def send_all() -> None:
+            peer, _ = server.accept()
+            with peer:
+                peer.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+                peer.sendall(b"".join(packets))
+
+        sender = threading.Thread(target=send_all)
+        sender.start()
+        received: list[bytes] = []
+        sizes = []
+        with Face(f"unix://{path}") as face:
+            assert len(face.buf) == FIRST_RECV_BUFFER
+            deadline = time.monotonic() + 10
+            while queued(face.sock) < FIRST_RECV_BUFFER and time.monotonic() < deadline:
+                time.sleep(0.01)  # the forwarder is ahead: more than the buffer is waiting
+            while len(received) < len(packets):
+                assert face.fill(5.0), "the sender stopped early"
+                sizes.append(len(face.buf))
+                for _, start, _, end in face.packets():
+                    received.append(bytes(face.view[start:end]))
+        sender.join()
+    assert received == packets
+    assert sizes[0] == FIRST_RECV_BUFFER and max(sizes) <= RECV_BUFFER
+    assert sizes[1] == 2 * FIRST_RECV_BUFFER  # the first read filled it up: it doubled

@@ -1,0 +1,68 @@
+"""The start-up budget of ``ndnsci fetch NAME`` (DEVELOPERS.md, "Start-up budget").
+
+A fetch by name must not import what it does not need before its first byte: the catalog
+client, dataclasses (and inspect), pycryptodome, asyncio, ssl, the thread pool, the
+translators' registry. Checked on a real fetch (the modules a process holds when it exits);
+the time itself is measured by ``bench/transfer.py`` (time to first byte), not here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support import Serve
+
+# what the fetch path may not import, with the reason it is kept off
+OFF_THE_FETCH_PATH = {
+    "ndnsci._client": "the catalog client (~18 ms): a search result is recognised without it",
+    "ndnsci._publish": "the publish batches, imported by the catalog client",
+    "dataclasses": "with inspect ~9 ms: the fetch path's records are NamedTuples or classes",
+    "inspect": "imported by dataclasses",
+    "Cryptodome": "pycryptodome (~17 ms): ndnsci/ndn/ed25519.py verifies the metadata",
+    "concurrent.futures": "the thread pool (and logging): one file runs in one thread",
+    "logging": "imported by concurrent.futures",
+    "queue": "imported by concurrent.futures",
+    "asyncio": "the asyncio API of the SDK",
+    "ssl": "the catalog's HTTPS",
+    "httpx": "the catalog client's HTTP library",
+    "rich": "progress bars: none with -q or when stderr is not a terminal",
+    "importlib.metadata": "entry points: the built-in transport and translators are known",
+    "platformdirs": "the settings' folders: a fetch reads its three values alone",
+    "shutil": "argparse's terminal width (with zlib, bz2, lzma): cli._common.formatter",
+    "ndnsci.translators._core": "the translators' types (dataclasses)",
+    "ndnsci.translators.registry": "the translators' registry (entry points)",
+}
+
+# run the command as `python -m ndnsci` does, then write every module the process holds
+PROBE = """
+import atexit, runpy, sys
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+sys.argv[0] = "ndnsci"
+runpy.run_module("ndnsci", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_fetch_by_name_stays_within_its_import_budget(serve: Serve, tmp_path: Path) -> None:
+    (serve.root / "small.nc").write_bytes(b"netCDF-ish " * 3000)
+    serve.start()
+    listing = tmp_path / "modules.txt"
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(listing), "fetch", f"{serve.prefix}/small.nc",
+         "-o", str(out), "-q"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (out / "small.nc").read_bytes() == (serve.root / "small.nc").read_bytes()
+    assert "signer ed25519:" in done.stdout  # the metadata's signature was checked
+    loaded = set(listing.read_text().split())
+    assert "ndnsci.ndn.consumer" in loaded and "ndnsci.ndn.ed25519" in loaded
+    imported = {
+        module: why
+        for module, why in OFF_THE_FETCH_PATH.items()
+        if module in loaded or any(m.startswith(module + ".") for m in loaded)
+    }
+    assert imported == {}
