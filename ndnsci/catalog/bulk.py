@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 from sqlalchemy import Connection
@@ -65,11 +66,21 @@ def unpack_ids(packed: bytes | memoryview | None) -> list[int]:
 
 
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call
-_encode = json.JSONEncoder(separators=(",", ":")).encode
+encode_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def dump_json(value: Any) -> str | None:
-    return None if value is None else _encode(value)
+    return None if value is None else encode_json(value)
+
+
+def flat_json_encoder() -> Callable[[Mapping[str, str | None]], str]:
+    """:func:`dump_json` of a flat object of strings (or nulls), such as a record's validated
+    facets, without json's per-call setup (a third of the time of one): json's C encoder is
+    made once, with no cycle check (there are no containers in it to repeat)."""
+    if c_make_encoder is None:  # a Python without json's C accelerator
+        return encode_json
+    encode = c_make_encoder(None, None, encode_basestring_ascii, None, ":", ",", False, False, True)
+    return lambda value: "".join(encode(value, 0))
 
 
 def load_json(value: Any) -> Any:
