@@ -46,6 +46,10 @@ PUBLISH_CACHE_KIB = 262_144
 #: database once, and fsync runs far less often. The checkpoint runs in a thread of its own
 #: (:func:`checkpoint_in_background`), so the writer goes on writing batches meanwhile
 CHECKPOINT_WAL_BYTES = 1 << 30
+#: a commit checkpoints the WAL itself from 2 GB on (in 16 KB pages)
+FALLBACK_CHECKPOINT_PAGES = 2 * CHECKPOINT_WAL_BYTES // 16384
+#: passes of one checkpoint at most: each copies what the writer committed during the last one
+CHECKPOINT_PASSES = 100
 #: a WAL restarted after a checkpoint is cut back to this size (else it stays at its largest
 #: and its size says nothing of what is left to copy)
 WAL_SIZE_LIMIT = 64 << 20
@@ -111,8 +115,9 @@ class Writer:
         self.connection = connection
         if connection.dialect.name == "sqlite":
             connection.exec_driver_sql(f"PRAGMA cache_size = -{PUBLISH_CACHE_KIB}")
-            # no checkpoint inside a commit: the thread of checkpoint_in_background does it
-            connection.exec_driver_sql("PRAGMA wal_autocheckpoint = 0")
+            # no checkpoint inside a commit: the thread of checkpoint_in_background does it,
+            # unless the WAL grows past twice its mark (the thread cannot keep up)
+            connection.exec_driver_sql(f"PRAGMA wal_autocheckpoint = {FALLBACK_CHECKPOINT_PAGES}")
             connection.exec_driver_sql(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
             ((_, _, path),) = self.all("PRAGMA database_list")[:1]
             if path:  # not an in-memory database
@@ -235,9 +240,16 @@ def checkpoint_in_background(path: str) -> None:
 
 
 def _checkpoint(path: str) -> None:
+    """Copy until every frame of the WAL is in the database: only then does the writer start
+    the WAL over (a pass copies what was committed when it began, and the writer commits on;
+    a WAL never started over grows to the size of all that was written, and every page read
+    looks through more of it)."""
     try:
         with closing(sqlite3.connect(path, timeout=30, isolation_level=None)) as connection:
-            connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            for _ in range(CHECKPOINT_PASSES):
+                _, frames, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if copied >= frames:
+                    break
     except sqlite3.Error:
         pass  # tried again at the next batch
     finally:

@@ -239,7 +239,10 @@ _scan = json.JSONDecoder().scan_once
 def decode_line(line: str | bytes) -> Any:
     """``json.loads(line)``: the same value and the same errors, in half the time for the usual
     line, a JSON object in UTF-8 (``json.loads`` of bytes looks for the encoding first)."""
-    text = line.decode("utf-8", "surrogatepass") if line[:2] == b'{"' else line
+    if isinstance(line, bytes):  # '{"' opens UTF-8 text: json.loads would decode it so
+        text = line.decode("utf-8", "surrogatepass") if line[:2] == b'{"' else ""
+    else:
+        text = line
     if text[:2] == '{"':
         try:
             obj, end = _scan(text, 0)
