@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,9 +185,7 @@ def parse_record(obj: object) -> Record:
             f"{error.get('code', '?')}: {error.get('message', '')}"
         )
     name = normalize_name(obj.get("name"))
-    scheme = obj.get("scheme")
-    if type(scheme) is not str or scheme not in _GOOD_SCHEMES:  # a list is not hashable
-        _check_scheme(scheme)
+    scheme = _scheme(obj.get("scheme"))
     metadata = _metadata(obj.get("metadata"))
     meta = metadata or {}
     filename = _optional_str(obj, "filename") or name.rsplit("/", 1)[-1]
@@ -215,11 +213,14 @@ def parse_record(obj: object) -> Record:
 _GOOD_SCHEMES: set[str] = set()
 
 
-def _check_scheme(scheme: object) -> None:
+def _scheme(scheme: object) -> str:
+    if type(scheme) is str and scheme in _GOOD_SCHEMES:  # a list is not hashable: type first
+        return scheme
     if not isinstance(scheme, str) or not _SCHEME.match(scheme):
         raise RecordError("'scheme' must be a scheme identifier such as 'cmip5'")
     if len(_GOOD_SCHEMES) < 1000:
         _GOOD_SCHEMES.add(scheme)
+    return scheme
 
 
 @dataclass(slots=True)
@@ -233,7 +234,7 @@ class ParsedLines:
 
 
 #: the C scanner under ``json.loads``, called without the layers of Python around it
-_scan = json.JSONDecoder().scan_once
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def decode_line(line: str | bytes) -> Any:
