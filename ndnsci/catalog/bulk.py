@@ -12,8 +12,13 @@ Statements are constants; every value is a bound parameter or a COPY row, never 
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import struct
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
 from sqlalchemy import Connection
@@ -36,10 +41,18 @@ CHUNK = 500
 #: SQLite page cache of a publishing connection (KiB): the name index of a million files
 #: (~150 MB) stays cached, instead of being re-read from the OS for each batch's random names
 PUBLISH_CACHE_KIB = 262_144
-#: checkpoint the WAL of a publishing connection every 65,536 pages (1 GB of 16 KB pages)
-#: instead of every 1,000: a page rewritten by several batches is copied to the database once,
-#: and fsync runs far less often
-PUBLISH_CHECKPOINT_PAGES = 65_536
+#: checkpoint the WAL of a publishing connection once it holds 1 GB (65,536 pages of 16 KB)
+#: instead of every 1,000 pages: a page rewritten by several batches is copied to the
+#: database once, and fsync runs far less often. The checkpoint runs in a thread of its own
+#: (:func:`checkpoint_in_background`), so the writer goes on writing batches meanwhile
+CHECKPOINT_WAL_BYTES = 1 << 30
+#: a commit checkpoints the WAL itself from 2 GB on (in 16 KB pages)
+FALLBACK_CHECKPOINT_PAGES = 2 * CHECKPOINT_WAL_BYTES // 16384
+#: passes of one checkpoint at most: each copies what the writer committed during the last one
+CHECKPOINT_PASSES = 100
+#: a WAL restarted after a checkpoint is cut back to this size (else it stays at its largest
+#: and its size says nothing of what is left to copy)
+WAL_SIZE_LIMIT = 64 << 20
 
 
 # ``files.packed``: what the facet index loads of a file besides its scheme, in one short column
@@ -65,11 +78,21 @@ def unpack_ids(packed: bytes | memoryview | None) -> list[int]:
 
 
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call
-_encode = json.JSONEncoder(separators=(",", ":")).encode
+encode_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def dump_json(value: Any) -> str | None:
-    return None if value is None else _encode(value)
+    return None if value is None else encode_json(value)
+
+
+def flat_json_encoder() -> Callable[[Mapping[str, str | None]], str]:
+    """:func:`dump_json` of a flat object of strings (or nulls), such as a record's validated
+    facets, without json's per-call setup (a third of the time of one): json's C encoder is
+    made once, with no cycle check (there are no containers in it to repeat)."""
+    if c_make_encoder is None:  # a Python without json's C accelerator
+        return encode_json
+    encode = c_make_encoder(None, None, encode_basestring_ascii, None, ":", ",", False, False, True)
+    return lambda value: "".join(encode(value, 0))
 
 
 def load_json(value: Any) -> Any:
@@ -92,7 +115,13 @@ class Writer:
         self.connection = connection
         if connection.dialect.name == "sqlite":
             connection.exec_driver_sql(f"PRAGMA cache_size = -{PUBLISH_CACHE_KIB}")
-            connection.exec_driver_sql(f"PRAGMA wal_autocheckpoint = {PUBLISH_CHECKPOINT_PAGES}")
+            # no checkpoint inside a commit: the thread of checkpoint_in_background does it,
+            # unless the WAL grows past twice its mark (the thread cannot keep up)
+            connection.exec_driver_sql(f"PRAGMA wal_autocheckpoint = {FALLBACK_CHECKPOINT_PAGES}")
+            connection.exec_driver_sql(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+            ((_, _, path),) = self.all("PRAGMA database_list")[:1]
+            if path:  # not an in-memory database
+                checkpoint_in_background(path)
 
     def sql(self, statement: str) -> str:
         return statement.replace("?", self.mark)
@@ -181,6 +210,51 @@ class Writer:
     def _insert(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
         marks = ", ".join("?" for _ in columns)
         self.many(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+#: the checkpoint thread of each SQLite database file (while it runs)
+checkpoints: dict[str, threading.Thread] = {}
+_checkpoints_lock = threading.Lock()
+
+
+def checkpoint_in_background(path: str) -> None:
+    """Copy the WAL of the SQLite database ``path`` into it, in a thread and on a connection
+    of their own, once the WAL holds CHECKPOINT_WAL_BYTES, unless a checkpoint is running.
+
+    A PASSIVE checkpoint takes no lock a writer or reader waits for: the publisher goes on
+    committing batches to the WAL while the pages committed before are copied (the copy and
+    its fsync, seconds for a GB, used to stall the commit that crossed the mark). A failed
+    checkpoint is tried again at the next batch; nothing is lost, the WAL holds the data."""
+    try:
+        if os.stat(path + "-wal").st_size < CHECKPOINT_WAL_BYTES:
+            return
+    except OSError:
+        return
+    with _checkpoints_lock:
+        if path in checkpoints:
+            return
+        thread = checkpoints[path] = threading.Thread(
+            target=_checkpoint, args=(path,), name="ndnsci-checkpoint", daemon=True
+        )
+    thread.start()
+
+
+def _checkpoint(path: str) -> None:
+    """Copy until every frame of the WAL is in the database: only then does the writer start
+    the WAL over (a pass copies what was committed when it began, and the writer commits on;
+    a WAL never started over grows to the size of all that was written, and every page read
+    looks through more of it)."""
+    try:
+        with closing(sqlite3.connect(path, timeout=30, isolation_level=None)) as connection:
+            for _ in range(CHECKPOINT_PASSES):
+                _, frames, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if copied >= frames:
+                    break
+    except sqlite3.Error:
+        pass  # tried again at the next batch
+    finally:
+        with _checkpoints_lock:
+            del checkpoints[path]
 
 
 class PostgresWriter(Writer):

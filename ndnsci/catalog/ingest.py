@@ -34,7 +34,7 @@ import json
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -263,7 +263,9 @@ def prepare(
     codes = []
     documents = []
     # the hot loop of a bulk load: names bound locally
-    dump, code, ref_of, add_ref = bulk.dump_json, bulk.time_code, pairs.get, refs.append
+    dump, ref_of, add_ref = bulk.dump_json, pairs.get, refs.append
+    dump_facets = bulk.flat_json_encoder()
+    code = _Memo(bulk.time_code)  # a batch's times are a few distinct strings
     parents: dict[str, int] = {}
     for r in ordered:
         for key, value in r.facets.items():
@@ -276,15 +278,15 @@ def prepare(
         rows.append(
             (
                 r.name, r.scheme, r.filename, r.original, r.original_path, r.size, r.sha256,
-                r.mtime, r.version, r.time_start, r.time_end, dump(r.facets) or "{}",
+                r.mtime, r.version, r.time_start, r.time_end, dump_facets(r.facets),
                 dump(r.corrections) if r.corrections else "[]", dump(r.metadata),
             )
         )  # fmt: skip
         codes.append(
             (
                 bulk.NO_SIZE if r.size is None else r.size,
-                bulk.NO_START if r.time_start is None else code(r.time_start),
-                bulk.NO_END if r.time_end is None else code(r.time_end),
+                bulk.NO_START if r.time_start is None else code[r.time_start],
+                bulk.NO_END if r.time_end is None else code[r.time_end],
             )
         )
         documents.append(
@@ -307,6 +309,18 @@ def prepare(
         collisions=collisions,
         replace=replace,
     )
+
+
+class _Memo(dict[Any, Any]):
+    """``function``'s results by argument, each computed once: ``memo[x]``."""
+
+    def __init__(self, function: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.function = function
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.function(key)
+        return value
 
 
 def _one_per_name(

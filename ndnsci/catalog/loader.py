@@ -71,11 +71,14 @@ class RequestBatch:
     refused: list[tuple[int, str]]
 
 
-def count_records(body: bytes) -> int:
-    """The records (non-blank lines) of a JSON-lines body."""
-    if body.count(b"\n") < 10_000_000:  # any body under the byte limit
-        return sum(1 for line in body.split(b"\n") if line.strip())
-    return body.count(b"\n") + 1
+def more_records_than(body: bytes, limit: int) -> bool:
+    """Does a JSON-lines body hold more than ``limit`` records (non-blank lines)?"""
+    lines = body.count(b"\n") + 1
+    if lines <= limit:  # the usual answer, without a list of the lines
+        return False
+    if lines < 10_000_000:  # any body under the byte limit
+        return sum(1 for line in body.split(b"\n") if line.strip()) > limit
+    return True
 
 
 def prepare_request(body: bytes, replace: bool) -> RequestBatch:

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from ndnsci.catalog import loader
+from ndnsci.catalog import bulk, loader
 from ndnsci.catalog.database import make_engine, make_sessionmaker
 from ndnsci.translators import translate
 
@@ -119,3 +119,22 @@ def test_a_failing_worker_stops_the_load_and_keeps_the_committed_batches(session
     first_batch = {json.loads(line)["name"] for line in LINES[:BATCH] if '"ok": true' in line}
     assert published == len(first_batch)
     assert set(multiprocessing.active_children()) <= others
+
+
+def test_the_wal_is_checkpointed_by_a_thread_while_batches_are_written(
+    sessions, backend, monkeypatch
+):
+    if backend != "sqlite":
+        pytest.skip("a SQLite WAL")
+    monkeypatch.setattr(bulk, "CHECKPOINT_WAL_BYTES", 1)  # every batch finds one to copy
+    started = []
+    checkpoint = bulk._checkpoint
+    monkeypatch.setattr(bulk, "_checkpoint", lambda path: (started.append(path), checkpoint(path)))
+    loader.load(sessions, iter(LINES), batch=BATCH, workers=0)
+    for thread in list(bulk.checkpoints.values()):
+        thread.join(timeout=30)
+    assert started and not bulk.checkpoints
+    with sessions() as session:
+        assert consistency.check(session) == len(_expected()[0])
+        (path,) = {row[2] for row in session.execute(text("PRAGMA database_list"))}
+    assert set(started) == {path}

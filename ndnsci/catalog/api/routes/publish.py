@@ -12,7 +12,7 @@ from ndnsci.catalog.api.deps import TokenDep, errors
 from ndnsci.catalog.database import SessionDep
 from ndnsci.catalog.errors import BatchTooLargeError, InvalidInputError
 from ndnsci.catalog.ingest import publish
-from ndnsci.catalog.loader import count_records
+from ndnsci.catalog.loader import more_records_than
 from ndnsci.catalog.models import CatalogState, Change
 from ndnsci.catalog.schemas import ChangesResponse, PublishResponse
 
@@ -60,7 +60,7 @@ async def publish_records(
     await run_in_threadpool(session.rollback)
     settings = request.app.state.settings
     body = await request.body()  # at most max_publish_bytes: BodyLimitMiddleware
-    if count_records(body) > settings.max_publish_records:
+    if more_records_than(body, settings.max_publish_records):
         raise _too_large(f"more than {settings.max_publish_records} records", settings)
     batch = await request.app.state.preparer.prepare(body, replace)
     del body
