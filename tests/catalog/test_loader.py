@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ndnsci.catalog import bulk, loader
 from ndnsci.catalog.database import make_engine, make_sessionmaker
+from ndnsci.catalog.migrate import upgrade
 from ndnsci.translators import translate
 
 from . import consistency
@@ -121,11 +122,20 @@ def test_a_failing_worker_stops_the_load_and_keeps_the_committed_batches(session
     assert set(multiprocessing.active_children()) <= others
 
 
+@pytest.fixture
+def sqlite_sessions(tmp_path) -> Iterator[sessionmaker[Session]]:
+    """A migrated SQLite catalog of its own (the WAL is SQLite's: no PostgreSQL variant)."""
+    url = f"sqlite:///{tmp_path / 'catalog.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
 def test_the_wal_is_checkpointed_by_a_thread_while_batches_are_written(
-    sessions, backend, monkeypatch
+    sqlite_sessions, monkeypatch
 ):
-    if backend != "sqlite":
-        pytest.skip("a SQLite WAL")
+    sessions = sqlite_sessions
     monkeypatch.setattr(bulk, "CHECKPOINT_WAL_BYTES", 1)  # every batch finds one to copy
     started = []
     checkpoint = bulk._checkpoint
