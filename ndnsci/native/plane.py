@@ -14,6 +14,10 @@
 
 The **file server** (``base_port + 2``) is started by ``ndnsci serve --engine ndn-dpdk``
 (:mod:`ndnsci.native.serve`), which knows the mounts, through :meth:`Plane.start_fileserver`.
+A plane has one file server, and several ``ndnsci serve`` may share it: each registers its
+mounts under its pid (an *owner*), and the file server serves the union of the live owners'
+mounts. A change of that union (an owner comes, goes, or dies) restarts it with the new union;
+whichever owner notices first does it (:meth:`Plane.keep_fileserver`), under the plane's lock.
 
 Everything ``up`` did is recorded in ``<run>/state.json`` (``$NDNSCI_NATIVE_RUN``, else
 ``/run/ndnsci/native``) as it happens, so ``down`` (any process, after any failure) undoes it:
@@ -84,6 +88,9 @@ class State:
     fileserver_face: str | None = None
     fileserver_prefixes: list[str] = field(default_factory=list)
     fileserver_fib: list[str] = field(default_factory=list)
+    fileserver_mounts: list[dict[str, str]] = field(default_factory=list)  # what it serves
+    # pid (as a string: JSON) of each ndnsci serve sharing the file server -> its mounts
+    fileserver_owners: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     ready: bool = False  # up finished: until then nobody else may act on the plane
 
     @property
@@ -295,19 +302,70 @@ class Plane:
     # --- the file server (ndnsci serve --engine ndn-dpdk) -------------------------------------
 
     def start_fileserver(
-        self, mounts: list[dict[str, str]], preexec: Callable[[], None] | None = None
+        self,
+        mounts: list[dict[str, str]],
+        preexec: Callable[[], None] | None = None,
+        owner: int | None = None,
     ) -> None:
-        """Start the file server with ``mounts`` (NDN-DPDK mount entries), route its prefixes
-        to it on the forwarder and on NDNd. Replaces a file server that runs already."""
+        """Serve ``mounts`` (NDN-DPDK mount entries) for ``owner`` (a pid, default this
+        process's): they replace what ``owner`` served before, and the file server is (re)started
+        with the union of every live owner's mounts, its prefixes routed to it on the forwarder
+        and on NDNd. The file server dies with the process that started it last (``preexec``).
+
+        Raises:
+            NativePlaneError: the plane is not up; a prefix is already served from another
+                folder by another owner; more mounts than the file server takes; the file
+                server did not start.
+        """
+        owner = os.getpid() if owner is None else owner
         with self._exclusive():
-            self._start_fileserver(mounts, preexec)
+            state = self._require_up()
+            others = _live_owners(state, exclude=owner)
+            _check_mounts(mounts, others)
+            state.fileserver_owners = {**others, str(owner): list(mounts)}
+            self._save(state)
+            self._reconcile_fileserver(state, preexec)
+
+    def keep_fileserver(
+        self,
+        mounts: list[dict[str, str]],
+        preexec: Callable[[], None] | None = None,
+        owner: int | None = None,
+    ) -> bool:
+        """What :meth:`start_fileserver` does, when the plane is up (False when not), and
+        nothing when the file server runs with every live owner's mounts already: called
+        again and again, it starts the file server again when it died, registers ``mounts``
+        again on a plane that restarted, and restarts the file server without an owner that
+        stopped or died."""
+        with self._exclusive():
+            state = self.load()
+            if state is None or not state.ready or not self.is_up():
+                return False
+            self.start_fileserver(mounts, preexec, owner)
+            return True
+
+    def _reconcile_fileserver(self, state: State, preexec: Callable[[], None] | None) -> None:
+        owners = _live_owners(state)
+        if owners != state.fileserver_owners:
+            state.fileserver_owners = owners
+            self._save(state)
+        wanted = _union(owners)
+        running = _alive(state.pids.get("fileserver"))
+        if running and state.fileserver_mounts == wanted:
+            return
+        if running:
+            log.info("the file server's mounts change: %s", [m["prefix"] for m in wanted])
+        elif "fileserver" in state.pids:
+            log.warning("the file server stopped; starting it again")
+        if "fileserver" in state.pids:
+            self._stop_fileserver()
+            state = self._require_up()
+        if wanted:
+            self._start_fileserver(state, wanted, preexec)
 
     def _start_fileserver(
-        self, mounts: list[dict[str, str]], preexec: Callable[[], None] | None
+        self, state: State, mounts: list[dict[str, str]], preexec: Callable[[], None] | None
     ) -> None:
-        self._require_up()
-        self.stop_fileserver()
-        state = self._require_up()
         build = install.require_ndn_dpdk()
         layout = state.layout
         sock = str(self.run / "fileserver.sock")
@@ -321,6 +379,8 @@ class Plane:
                 state.fileserver_fib.append(fw.insert_fib(prefix, [state.fileserver_face]))
                 self._save(state)
         self._route_ndnd(state, state.fileserver_prefixes)
+        state.fileserver_mounts = mounts  # serving: until then a retry starts it anew
+        self._save(state)
 
     def _route_ndnd(self, state: State, prefixes: list[str]) -> None:
         if state.ndnd_socket is None or state.ndnd_face is None:
@@ -368,9 +428,18 @@ class Plane:
         state = self.load()
         return state is not None and _alive(state.pids.get("fileserver"))
 
-    def stop_fileserver(self) -> bool:
-        """Stop the file server and remove its routes; False when none was running."""
+    def stop_fileserver(self, owner: int | None = None) -> bool:
+        """``owner`` (default this process) serves nothing any more: the file server stops, or,
+        when other owners remain, stops for one of them to start it again with their mounts
+        (:meth:`keep_fileserver`: the file server dies with the process that started it, and
+        ``owner`` may be leaving). False when no file server was running."""
+        owner = os.getpid() if owner is None else owner
         with self._exclusive():
+            state = self.load()
+            if state is None:
+                return False
+            if state.fileserver_owners.pop(str(owner), None) is not None:
+                self._save(state)
             return self._stop_fileserver()
 
     def _stop_fileserver(self) -> bool:
@@ -388,6 +457,7 @@ class Plane:
                 fw.delete(state.fileserver_face)
         _stop(state.layout.fileserver, state.pids.pop("fileserver"))
         state.fileserver_face, state.fileserver_prefixes, state.fileserver_fib = None, [], []
+        state.fileserver_mounts = []
         self._save(state)
         return True
 
@@ -535,6 +605,52 @@ class _Activating(gql.Client):
             raise NativePlaneError(
                 f"activating the {self.role} failed: {exc}{hint}\n{text}"
             ) from exc
+
+
+def _live_owners(
+    state: State, exclude: int | None = None
+) -> dict[str, list[dict[str, str]]]:
+    """The file server's owners whose process still runs (a killed ``ndnsci serve`` leaves its
+    entry behind)."""
+    return {
+        pid: mounts
+        for pid, mounts in state.fileserver_owners.items()
+        if pid != str(exclude) and _process_alive(int(pid))
+    }
+
+
+def _check_mounts(mounts: list[dict[str, str]], others: dict[str, list[dict[str, str]]]) -> None:
+    from ndnsci.native.view import MAX_MOUNTS
+
+    for pid, theirs in others.items():
+        paths = {m["prefix"]: m["path"] for m in theirs}
+        for mount in mounts:
+            path = paths.get(mount["prefix"])
+            if path is not None and path != mount["path"]:
+                raise NativePlaneError(
+                    f"{mount['prefix']} is already served from {path} by ndnsci serve "
+                    f"(pid {pid}) on this plane's file server; stop it or choose another prefix"
+                )
+    union = _union({**others, "": mounts})
+    if len(union) > MAX_MOUNTS:
+        raise NativePlaneError(
+            f"NDN-DPDK's file server takes at most {MAX_MOUNTS} mounts; with these, the "
+            f"ndnsci serve processes on this plane would need {len(union)}"
+        )
+
+
+def _union(owners: dict[str, list[dict[str, str]]]) -> list[dict[str, str]]:
+    """The mounts of every owner, each once, in prefix order."""
+    merged = {(m["prefix"], m["path"]): m for mounts in owners.values() for m in mounts}
+    return [merged[key] for key in sorted(merged)]
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.split(")")[-1].split()[0] not in ("Z", "X")
 
 
 def _instance(layout: Layout, role: str) -> Instance:

@@ -11,7 +11,8 @@ and a new top-level component (a mount) restarts the file server with the new mo
 
 The plane must be up (``ndnsci native up``); the file server stops when this command does, and
 is started again when it dies (checked every WATCH_SECONDS), e.g. with a forwarder that was
-restarted (``ndnsci native down``/``up``).
+restarted (``ndnsci native down``/``up``). Several of these commands may run on one plane: the
+file server serves all their mounts (a prefix served from two folders is refused).
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def tree_mounts(root: str, prefix: str) -> list[dict[str, str]]:
 
 
 class _FileServer:
-    """The file server this command runs: started with ``mounts``, started again when it died
-    (killed, or stopped with a forwarder that restarted) once the plane is up again."""
+    """This command's share of the plane's file server: ``mounts`` registered under this
+    process, the file server started again when it died (killed, or stopped with a forwarder
+    that restarted) once the plane is up again, or when another ``ndnsci serve`` sharing it
+    stopped or died (:meth:`Plane.keep_fileserver`)."""
 
     def __init__(self, plane: Plane, mounts: list[dict[str, str]]) -> None:
         self.plane = plane
@@ -59,14 +62,9 @@ class _FileServer:
         self.plane.start_fileserver(mounts, preexec=die_with_parent)
 
     def keep_alive(self) -> None:
-        if self.plane.fileserver_running():
-            return
-        if not self.plane.is_up():
-            log.warning("the native plane is down; serving again once it is up")
-            return
-        log.warning("the file server stopped; starting it again")
         try:
-            self.restart(self.mounts)
+            if not self.plane.keep_fileserver(self.mounts, preexec=die_with_parent):
+                log.warning("the native plane is down; serving again once it is up")
         except NativePlaneError as exc:
             log.warning("cannot start the file server: %s", exc)
 

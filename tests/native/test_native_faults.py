@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from native_support import PlaneFixture, hugepages_total
-from support import Forwarder
+from support import CLI, Forwarder
 from test_native_plane import FileServer, random_file, receive, sha256, unique
 
 from ndnsci._stack import die_with_parent
@@ -91,6 +92,79 @@ def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_complete
         assert fetch.error is None, fetch.error
     assert at_kill < 150_000_000, "the kill came too late to matter"
     assert sha256(part) == sha256(original)
+
+
+def test_two_serves_share_the_file_server_and_outlive_each_other(
+    plane: PlaneFixture, tmp_path: Path
+) -> None:
+    """Two ``ndnsci serve --engine ndn-dpdk`` on one plane: the file server serves both trees;
+    when one stops or is killed, the other's tree is served again (the file server, which died
+    with the serve that started it last, is started anew by the one left)."""
+    trees = {}
+    for key in ("a", "b", "c"):
+        root = tmp_path / key
+        trees[key] = (
+            root,
+            unique(f"/test/share{key}"),
+            sha256(random_file(root / "f.bin", 3_000_000)),
+        )
+    transport = NdnDpdkTransport(plane.plane)
+
+    def served(key: str) -> bool:
+        _, prefix, digest = trees[key]
+        part = tmp_path / f"{key}-{time.monotonic_ns()}.part"
+        receive(transport, f"{prefix}/f.bin", part)
+        return sha256(part) == digest
+
+    def serving(*keys: str) -> bool:
+        state = plane.plane.load()
+        assert state is not None
+        wanted = sorted(trees[k][1] for k in keys)
+        return plane.plane.fileserver_running() and state.fileserver_prefixes == wanted
+
+    with FileServer(trees["a"][0], trees["a"][1]) as first:
+        second = FileServer(trees["b"][0], trees["b"][1]).__enter__()
+        try:
+            wait_for(lambda: serving("a", "b"), 60, "both trees on the file server")
+            assert served("a") and served("b")
+            # a prefix served from another folder is refused, saying by whom
+            clash = subprocess.run(
+                [
+                    *CLI,
+                    "serve",
+                    str(trees["c"][0]),
+                    "--prefix",
+                    trees["a"][1],
+                    "--engine",
+                    "ndn-dpdk",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert clash.returncode == 2, clash.stderr
+            assert "already served" in clash.stderr and str(first.serve.proc.pid) in clash.stderr
+            assert clash.stdout == ""
+        finally:
+            second.__exit__()
+        wait_for(lambda: serving("a"), 60, "the tree left to be served alone")
+        assert served("a")
+        # killed (SIGKILL), a serve leaves its entry behind; the file server it started dies
+        third = FileServer(trees["c"][0], trees["c"][1]).__enter__()
+        try:
+            wait_for(lambda: serving("a", "c"), 60, "both trees on the file server")
+            third.serve.kill()
+            wait_for(
+                lambda: serving("a"), 60, "the file server started again without the dead serve"
+            )
+            assert served("a")
+            state = plane.plane.load()
+            assert state is not None
+            assert list(state.fileserver_owners) == [str(first.serve.proc.pid)]
+        finally:
+            third.__exit__()
+    wait_for(lambda: not plane.plane.fileserver_running(), 30, "the file server to stop")
 
 
 def test_producer_gone_mid_transfer_times_out_then_resumes_by_range(
