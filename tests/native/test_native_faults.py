@@ -9,7 +9,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,15 +22,23 @@ from ndnsci._stack import die_with_parent
 from ndnsci.errors import FetchTimeout, NativePlaneError, TransportError
 from ndnsci.native import fetcher
 from ndnsci.native.fetcher import NdnDpdkTransport
-from ndnsci.native.plane import Plane, _alive
+from ndnsci.native.plane import Plane, _alive, tail
 
 
-def wait_for(condition: object, timeout: float, what: str) -> None:
+def wait_for(
+    condition: object, timeout: float, what: str, detail: Callable[[], str] | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}" + (detail() if detail else ""))
         time.sleep(0.1)
+
+
+def logs(server: FileServer, plane: PlaneFixture) -> str:
+    """What ndnsci serve and the file server said (for a failure's message)."""
+    said = "".join(server.serve.log[-40:])
+    return f"\nndnsci serve:\n{said}\nfile server:\n{tail(plane.plane.run / 'fileserver.log', 30)}"
 
 
 @pytest.fixture
@@ -76,7 +84,7 @@ def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_complete
     original = random_file(root / "big.bin", 200_000_000)
     prefix = unique("/test/kill")
     part = tmp_path / "big.part"
-    with FileServer(root, prefix):
+    with FileServer(root, prefix) as server:
         first_pid = plane.plane.load().pids["fileserver"]  # type: ignore[union-attr]
         fetch = Background(NdnDpdkTransport(plane.plane), f"{prefix}/big.bin", part)
         wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive")
@@ -87,6 +95,7 @@ def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_complete
             lambda: plane.plane.load().pids.get("fileserver") not in (None, first_pid),  # type: ignore[union-attr]
             60,
             "ndnsci serve to start the file server again",
+            lambda: logs(server, plane),
         )
         fetch.join(600)
         assert fetch.error is None, fetch.error
@@ -125,7 +134,12 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
     with FileServer(trees["a"][0], trees["a"][1]) as first:
         second = FileServer(trees["b"][0], trees["b"][1]).__enter__()
         try:
-            wait_for(lambda: serving("a", "b"), 60, "both trees on the file server")
+            wait_for(
+                lambda: serving("a", "b"),
+                60,
+                "both trees on the file server",
+                lambda: logs(first, plane),
+            )
             assert served("a") and served("b")
             # a prefix served from another folder is refused, saying by whom
             clash = subprocess.run(
@@ -148,15 +162,25 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
             assert clash.stdout == ""
         finally:
             second.__exit__()
-        wait_for(lambda: serving("a"), 60, "the tree left to be served alone")
+        wait_for(
+            lambda: serving("a"), 60, "the tree left to be served alone", lambda: logs(first, plane)
+        )
         assert served("a")
         # killed (SIGKILL), a serve leaves its entry behind; the file server it started dies
         third = FileServer(trees["c"][0], trees["c"][1]).__enter__()
         try:
-            wait_for(lambda: serving("a", "c"), 60, "both trees on the file server")
+            wait_for(
+                lambda: serving("a", "c"),
+                60,
+                "both trees on the file server",
+                lambda: logs(first, plane),
+            )
             third.serve.kill()
             wait_for(
-                lambda: serving("a"), 60, "the file server started again without the dead serve"
+                lambda: serving("a"),
+                60,
+                "the file server started again without the dead serve",
+                lambda: logs(first, plane),
             )
             assert served("a")
             state = plane.plane.load()
