@@ -23,7 +23,6 @@ leaving resumable ``.part`` files (:class:`Interrupted`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
 import threading
@@ -32,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard, cast
 
+from ndnsci import _digest
 from ndnsci._manifest import ManifestEntry, parse_line, relative_path
 from ndnsci._progress import Progress, make_progress
 from ndnsci._report import FetchReport, Interrupted, Outcome
@@ -263,7 +263,7 @@ class _Part:
         on_disk = os.fstat(self.fd).st_size
         if on_disk != size:
             raise IntegrityError(f"{self.path} holds {on_disk:,} bytes, not the file's {size:,}")
-        digest = hashlib.sha256()
+        digest = _digest.sha256(size)()
         offset = 0
         while chunk := os.pread(self.fd, HASH_CHUNK, offset):
             digest.update(chunk)
@@ -450,6 +450,8 @@ def _reason(exc: BaseException) -> str:
 
 
 def _sha256(path: Path) -> str:
+    import hashlib  # a file already complete: the fetch's first byte is not waiting
+
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 

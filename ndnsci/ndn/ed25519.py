@@ -17,7 +17,7 @@ Public values only: there is no secret here to leak through timing.
 
 from __future__ import annotations
 
-import hashlib
+from ndnsci import _digest
 
 # The curve's constants, as numbers (computing them is three modular exponentiations at every
 # import; tests/ndn/test_ndn_ed25519.py checks them against their definitions)
@@ -48,7 +48,7 @@ def verify(public: bytes, message: bytes, signature: bytes) -> bool:
     r = decode_point(signature[:32])
     if a is None or r is None or is_small_order(a) or is_small_order(r):
         return False
-    digest = hashlib.sha512(signature[:32] + public + message).digest()
+    digest = _digest.sha512(64 + len(message))(signature[:32] + public + message).digest()
     k = int.from_bytes(digest, "little") % L
     check = _double_scalar(s, k, _negate(a))  # [S]B + [k](-A), which must be R
     return encode_point(check) == signature[:32]

@@ -8,12 +8,12 @@ key at ``<prefix>/32=key/<key id>``, and because the id is derived from the key 
 checks that the key it fetched is the one the name promises.
 """
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 from typing import NamedTuple
 
+from ndnsci import _digest
 from ndnsci._settings import settings
 from ndnsci.errors import PublisherKeyError
 
@@ -31,7 +31,7 @@ def key_path(name: str = DEFAULT_NAME) -> Path:
 
 
 def key_id(public: bytes) -> str:
-    return hashlib.sha256(public).digest()[:8].hex()
+    return _digest.sha256(len(public))(public).digest()[:8].hex()
 
 
 class PublisherKey(NamedTuple):

@@ -31,6 +31,7 @@ OFF_THE_FETCH_PATH = {
     "importlib.metadata": "entry points: the built-in transport and translators are known",
     "platformdirs": "the settings' folders: a fetch reads its three values alone",
     "shutil": "argparse's terminal width (with zlib, bz2, lzma): cli._common.formatter",
+    "hashlib": "OpenSSL (~11 M instructions): a small file's digests are ndnsci._digest's",
     "ndnsci.translators._core": "the translators' types (dataclasses)",
     "ndnsci.translators.registry": "the translators' registry (entry points)",
 }
