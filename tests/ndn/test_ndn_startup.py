@@ -32,6 +32,8 @@ OFF_THE_FETCH_PATH = {
     "platformdirs": "the settings' folders: a fetch reads its three values alone",
     "shutil": "argparse's terminal width (with zlib, bz2, lzma): cli._common.formatter",
     "hashlib": "OpenSSL (~11 M instructions): a small file's digests are ndnsci._digest's",
+    "socket": "its enums and selectors (~12 M instructions): the face uses _socket's socket",
+    "selectors": "imported by socket",
     "ndnsci.translators._core": "the translators' types (dataclasses)",
     "ndnsci.translators.registry": "the translators' registry (entry points)",
 }
