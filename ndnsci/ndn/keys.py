@@ -10,21 +10,23 @@ checks that the key it fetched is the one the name promises.
 
 import os
 import stat
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ndnsci import _digest
 from ndnsci._settings import settings
 from ndnsci.errors import PublisherKeyError
 
+if TYPE_CHECKING:  # a fetch checks keys without pathlib: the folders are settings()'
+    from pathlib import Path
+
 DEFAULT_NAME = "default"
 
 
-def config_dir() -> Path:
+def config_dir() -> "Path":
     return settings().config_dir
 
 
-def key_path(name: str = DEFAULT_NAME) -> Path:
+def key_path(name: str = DEFAULT_NAME) -> "Path":
     if not name or "/" in name or name.startswith("."):
         raise PublisherKeyError(f"invalid key name {name!r}")
     return config_dir() / "keys" / f"{name}.key"

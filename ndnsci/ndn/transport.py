@@ -33,7 +33,7 @@ _IOV_MAX = 1024
 
 def default_socket() -> str:
     """The socket ``ndnsci forwarder start`` (and ``deploy/forwarder/run.sh``) listens on."""
-    return str(_settings.default_socket())
+    return _settings.default_socket()
 
 
 def transport_uri() -> str:

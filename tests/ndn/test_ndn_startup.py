@@ -34,6 +34,9 @@ OFF_THE_FETCH_PATH = {
     "hashlib": "OpenSSL (~11 M instructions): a small file's digests are ndnsci._digest's",
     "socket": "its enums and selectors (~12 M instructions): the face uses _socket's socket",
     "selectors": "imported by socket",
+    "pathlib": "the engine's paths are strings spelled as pathlib would (_fetch._joined)",
+    "urllib.parse": "with ipaddress (~10 M instructions): names and unix:// URIs parsed alone",
+    "ipaddress": "imported by urllib.parse",
     "ndnsci.translators._core": "the translators' types (dataclasses)",
     "ndnsci.translators.registry": "the translators' registry (entry points)",
 }
