@@ -7,6 +7,7 @@ imported inside the command that needs them, so ``ndnsci --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -56,6 +57,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     command = words[0] if words and words[0] in COMMANDS else None
     args = build_parser(only=command).parse_args(words)
+    # What is loaded by now lives as long as the process: the collector stops walking it (each
+    # collection, then three more at exit), which saves `ndnsci fetch NAME` ~10 M of its
+    # ~175 M instructions. Collection goes on as before for what the command allocates.
+    gc.freeze()
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:
