@@ -21,10 +21,12 @@ def formatter(
     kind: type[argparse.HelpFormatter] = argparse.HelpFormatter,
 ) -> Callable[..., argparse.HelpFormatter]:
     """A ``formatter_class``: argparse's ``kind`` at the terminal's width, read without shutil
-    (DEVELOPERS.md "Start-up budget": the parsers a fetch builds use it)."""
+    and once (argparse makes a formatter for every argument it adds: reading the width each time
+    cost a fetch ~0.7 M instructions; DEVELOPERS.md "Start-up budget")."""
+    width = terminal_columns() - 2
 
     def make(prog: str) -> argparse.HelpFormatter:
-        return kind(prog, width=terminal_columns() - 2)
+        return kind(prog, width=width)
 
     return make
 
