@@ -37,6 +37,8 @@ OFF_THE_FETCH_PATH = {
     "pathlib": "the engine's paths are strings spelled as pathlib would (_fetch._joined)",
     "urllib.parse": "with ipaddress (~10 M instructions): names and unix:// URIs parsed alone",
     "ipaddress": "imported by urllib.parse",
+    "argparse": "with gettext and locale (~16 M instructions): cli.fetch.parse_plain reads it",
+    "locale": "imported by argparse's gettext",
     "ndnsci.translators._core": "the translators' types (dataclasses)",
     "ndnsci.translators.registry": "the translators' registry (entry points)",
 }
