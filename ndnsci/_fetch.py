@@ -23,15 +23,14 @@ leaving resumable ``.part`` files (:class:`Interrupted`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard, cast
 
+from ndnsci import _digest
 from ndnsci._manifest import ManifestEntry, parse_line, relative_path
 from ndnsci._progress import Progress, make_progress
 from ndnsci._report import FetchReport, Interrupted, Outcome
@@ -56,6 +55,7 @@ from ndnsci.transports import (
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+    from pathlib import Path
 
     from ndnsci._client import AsyncSearchResults, File
 
@@ -143,14 +143,40 @@ def _unversioned(name: str) -> str:
     return head if head and last.startswith("v=") and last[2:].isdigit() else name
 
 
+# --- paths, as strings ----------------------------------------------------------------------------
+
+
+def _joined(*parts: str) -> str:
+    """``str(pathlib.PurePosixPath(*parts))``: the paths the engine reports and opens, spelled as
+    pathlib spells them, without importing it (with urllib.parse and ipaddress, ~16 M
+    instructions before a fetch's first byte; DEVELOPERS.md "Start-up budget")."""
+    root = ""
+    names: list[str] = []
+    for part in reversed(parts):
+        if part.startswith("/"):
+            stripped = part.lstrip("/")
+            # POSIX leaves a leading "//" to the implementation: pathlib keeps it, as here
+            root = "//" if len(part) - len(stripped) == 2 else "/"
+            part = stripped  # noqa: PLW2901
+        names[:0] = [name for name in part.split("/") if name and name != "."]
+        if root:
+            break
+    return root + "/".join(names) or "."
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
 # --- the journal beside the output ---------------------------------------------------------------
 
 
 class Journal:
     """Files verified in ``DEST`` (name, path, size, mtime, sha256), one JSON line each."""
 
-    def __init__(self, dest: Path) -> None:
-        self.path = dest / JOURNAL
+    def __init__(self, dest: str) -> None:
+        self.path = _joined(dest, JOURNAL)
         self.lock = threading.Lock()
         self.known: dict[str, dict[str, Any]] = {}
         with contextlib.suppress(FileNotFoundError), open(self.path, encoding="utf-8") as f:
@@ -174,10 +200,10 @@ class Journal:
             return str(entry.get("sha256"))
         return None
 
-    def record(self, wanted: ManifestEntry, target: Path, sha256: str) -> None:
+    def record(self, wanted: ManifestEntry, target: str, sha256: str) -> None:
         import json
 
-        st = target.stat()
+        st = os.stat(target)
         entry = {
             "name": wanted.name,
             "path": wanted.path,
@@ -207,10 +233,10 @@ class _Part:
     crashed holder never leaves it taken.
     """
 
-    def __init__(self, target: Path) -> None:
+    def __init__(self, target: str) -> None:
         self.target = target
-        self.path = target.with_name(target.name + ".part")
-        self.state = target.with_name(target.name + ".part.state")
+        self.path = target + ".part"
+        self.state = target + ".part.state"
         self.fd = -1
 
     def lock(self, stop: threading.Event, waiting: Callable[[], None]) -> None:
@@ -256,14 +282,14 @@ class _Part:
             # only then: on ext4 a truncation to zero makes close() flush the whole file it was
             # rewritten with (auto_da_alloc), 0.5 s per 200 MB on the fetch's clock
             os.ftruncate(self.fd, 0)
-        self.state.unlink(missing_ok=True)
+        _unlink(self.state)
 
     def sha256(self, size: int) -> str:
         """The SHA-256 of the bytes on disk, which must be ``size`` bytes."""
         on_disk = os.fstat(self.fd).st_size
         if on_disk != size:
             raise IntegrityError(f"{self.path} holds {on_disk:,} bytes, not the file's {size:,}")
-        digest = hashlib.sha256()
+        digest = _digest.sha256(size)()
         offset = 0
         while chunk := os.pread(self.fd, HASH_CHUNK, offset):
             digest.update(chunk)
@@ -275,11 +301,11 @@ class _Part:
         if not self._still_ours():
             raise IntegrityError(f"{self.path} was replaced while it was being verified")
         os.replace(self.path, self.target)
-        self.state.unlink(missing_ok=True)
+        _unlink(self.state)
 
     def discard(self) -> None:
-        self.path.unlink(missing_ok=True)
-        self.state.unlink(missing_ok=True)
+        _unlink(self.path)
+        _unlink(self.state)
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -288,9 +314,9 @@ class _Part:
 
     def release(self) -> None:
         """Unlock; a ``.part`` with nothing in it (and no state) is not left behind."""
-        empty = self.fd >= 0 and not self.has_bytes() and not self.state.exists()
+        empty = self.fd >= 0 and not self.has_bytes() and not os.path.exists(self.state)
         if empty and self._still_ours():
-            self.path.unlink(missing_ok=True)
+            _unlink(self.path)
         self.close()
 
 
@@ -301,7 +327,7 @@ class _Engine:
     def __init__(
         self,
         *,
-        dest: Path,
+        dest: str,
         transport: Transport,
         options: FetchOptions,
         journal: Journal,
@@ -321,7 +347,9 @@ class _Engine:
 
     def run(self, wanted: ManifestEntry) -> Outcome:
         """One file's outcome; never raises for the file (but KeyboardInterrupt)."""
-        outcome = Outcome(name=wanted.name, path=str(self.dest / wanted.path), status="cancelled")
+        outcome = Outcome(
+            name=wanted.name, path=_joined(self.dest, wanted.path), status="cancelled"
+        )
         if self.stop.is_set():
             return outcome
         started = time.monotonic()
@@ -336,10 +364,10 @@ class _Engine:
 
     def land(self, wanted: ManifestEntry, outcome: Outcome) -> None:
         """Put one file in place, verified (``outcome`` says how); raises what went wrong."""
-        target = self.dest / wanted.path
+        target = _joined(self.dest, wanted.path)
         if self.resume and self._complete(wanted, target, outcome):
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         part = _Part(target)
         part.lock(self.stop, lambda: self.progress.waiting(wanted.name, str(target)))
         try:
@@ -356,9 +384,9 @@ class _Engine:
         outcome.checksum = "verified" if known else "unavailable"
         outcome.status = "done"
 
-    def _complete(self, wanted: ManifestEntry, target: Path, outcome: Outcome) -> bool:
+    def _complete(self, wanted: ManifestEntry, target: str, outcome: Outcome) -> bool:
         try:
-            st = target.stat()
+            st = os.stat(target)
         except FileNotFoundError:
             return False
         digest = self.journal.verified(wanted, st)
@@ -449,7 +477,9 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: str) -> str:
+    import hashlib  # a file already complete: the fetch's first byte is not waiting
+
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
@@ -471,8 +501,8 @@ def _engine(
 ) -> Iterator[_Engine]:
     plane = get_transport(transport)
     opts = options or FetchOptions()
-    out = Path(dest)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _joined(os.fspath(dest))
+    os.makedirs(out, exist_ok=True)
     if check:
         plane.check(opts)  # no forwarder: fail at once, not file by file after retries
     journal = Journal(out)
@@ -613,7 +643,7 @@ def _run_one(engine: _Engine, wanted: ManifestEntry) -> tuple[list[Outcome], boo
 
 
 def _not_started(wanted: ManifestEntry, engine: _Engine) -> Outcome:
-    return Outcome(name=wanted.name, path=str(engine.dest / wanted.path), status="cancelled")
+    return Outcome(name=wanted.name, path=_joined(engine.dest, wanted.path), status="cancelled")
 
 
 def fetch_file(
@@ -644,7 +674,7 @@ def fetch_file(
         dest, progress=progress, retries=retries, resume=resume, options=options,
         transport=transport, stop=stop, check=False,
     ) as engine:  # fmt: skip
-        outcome = Outcome(name=wanted.name, path=str(engine.dest / wanted.path), status="")
+        outcome = Outcome(name=wanted.name, path=_joined(engine.dest, wanted.path), status="")
         started = time.monotonic()
         engine.land(wanted, outcome)
         outcome.seconds = time.monotonic() - started

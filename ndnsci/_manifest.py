@@ -17,9 +17,9 @@ A line the catalog could not resolve (``{"name": ..., "error": "not found"}``) i
 report, not a file to fetch.
 """
 
+import os
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from ndnsci.errors import ManifestError, QueryError
@@ -138,7 +138,7 @@ def parse(lines: Iterable[str]) -> Iterator[ManifestEntry | tuple[str, str] | Ma
             yield exc
 
 
-def read_manifest(path: str | Path) -> list[ManifestEntry]:
+def read_manifest(path: str | os.PathLike[str]) -> list[ManifestEntry]:
     """The entries of a manifest file, strictly.
 
     Example::

@@ -6,10 +6,12 @@ share these types, and it imports nothing else of ndnsci but the record base.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ndnsci._record import Record
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Outcome(Record):
@@ -114,6 +116,8 @@ class FetchReport(Record):
     @property
     def paths(self) -> list[Path]:
         """The local files that are in place, in the order asked."""
+        from pathlib import Path  # the SDK's answer, after the fetch: not on the CLI's path
+
         return [Path(o.path) for o in self.outcomes if o.ok]
 
     @property

@@ -34,8 +34,15 @@ variable                 what
 
 import os
 import sys
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from pathlib import Path
+else:
+    # what the fields below say at run time: pathlib (with urllib.parse and ipaddress, ~16 M
+    # instructions) is imported by settings(), which a fetch does not call; "Path" as a string
+    # would cost more (typing.NamedTuple compiles each string annotation, ~0.8 M a field)
+    from os import PathLike as Path
 
 APP = "ndnsci"
 DEFAULT_CATALOG = "http://127.0.0.1:8000"
@@ -81,6 +88,8 @@ class Settings(NamedTuple):
 
 def settings() -> Settings:
     """The settings the environment gives now."""
+    from pathlib import Path
+
     import platformdirs
 
     env = os.environ
@@ -95,7 +104,7 @@ def settings() -> Settings:
         share_dir=Path(platformdirs.user_data_dir(APP)),
         state_dir=Path(platformdirs.user_state_dir(APP)),
         transport=client_transport(),
-        default_socket=default_socket(),
+        default_socket=Path(default_socket()),
         fw_sock=_path(env.get("NDNSCI_FW_SOCK")),
         ndnd=env.get("NDND") or None,
         hotloop=hotloop(),
@@ -129,16 +138,16 @@ def hotloop() -> str:
     return os.environ.get("NDNSCI_HOTLOOP", "auto").strip().lower() or "auto"
 
 
-def default_socket() -> Path:
+def default_socket() -> str:
     """``$XDG_RUNTIME_DIR/ndnsci/nfd.sock`` when that folder is usable, else
     ``/tmp/ndnsci-<uid>/nfd.sock``: what ``deploy/forwarder/run.sh`` renders too
-    (:attr:`Settings.default_socket`)."""
+    (:attr:`Settings.default_socket`, as a string: the data plane's path has no pathlib)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
-        return Path(runtime) / APP / "nfd.sock"
+        return os.path.join(runtime, APP, "nfd.sock")
     import tempfile
 
-    return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}" / "nfd.sock"
+    return os.path.join(tempfile.gettempdir(), f"{APP}-{os.getuid()}", "nfd.sock")
 
 
 def terminal_columns() -> int:
@@ -159,4 +168,6 @@ def terminal_columns() -> int:
 
 
 def _path(value: str | None) -> Path | None:
+    from pathlib import Path
+
     return Path(value) if value else None

@@ -2,29 +2,42 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ndnsci._settings import terminal_columns
 
+if TYPE_CHECKING:  # argparse is imported where a parser is built (not by `ndnsci fetch NAME`)
+    import argparse
 
-def catalog_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--catalog",
-        metavar="URL",
-        help="catalog URL (default: $NDNSCI_CATALOG, else http://127.0.0.1:8000)",
-    )
+CATALOG_OPTION: tuple[tuple[str, ...], dict[str, Any]] = (
+    ("--catalog",),
+    {
+        "metavar": "URL",
+        "help": "catalog URL (default: $NDNSCI_CATALOG, else http://127.0.0.1:8000)",
+    },
+)
+
+
+def catalog_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    flags, kwargs = CATALOG_OPTION
+    parser.add_argument(*flags, **kwargs)
 
 
 def formatter(
-    kind: type[argparse.HelpFormatter] = argparse.HelpFormatter,
+    kind: type[argparse.HelpFormatter] | None = None,
 ) -> Callable[..., argparse.HelpFormatter]:
     """A ``formatter_class``: argparse's ``kind`` at the terminal's width, read without shutil
-    (DEVELOPERS.md "Start-up budget": the parsers a fetch builds use it)."""
+    and once (argparse makes a formatter for every argument it adds: reading the width each time
+    cost a fetch ~0.7 M instructions; DEVELOPERS.md "Start-up budget")."""
+    import argparse
+
+    width = terminal_columns() - 2
+    cls = kind or argparse.HelpFormatter
 
     def make(prog: str) -> argparse.HelpFormatter:
-        return kind(prog, width=terminal_columns() - 2)
+        return cls(prog, width=width)
 
     return make
 

@@ -27,15 +27,78 @@ catalog error, 130 when interrupted.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ndnsci.cli._common import catalog_option, fail, formatter
+from ndnsci.cli._common import CATALOG_OPTION, fail, formatter
+
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
+Option = tuple[str | None, tuple[str, ...], dict[str, Any]]  # (group, flags, add_argument's)
+
+
+def options() -> list[Option]:
+    """The command's arguments, once: :func:`register` gives them to argparse, :func:`parse_plain`
+    reads the plain command lines with them."""
+    from ndnsci._progress import PROGRESS_CHOICES
+
+    bulk = "bulk downloads"
+    return [
+        (None, ("names",), {"nargs": "*", "metavar": "NAME",
+                            "help": "NDN names, e.g. /ndnsci/files/a.nc"}),
+        (bulk, ("--query",), {"metavar": "FILTERS", "help": "the files of a catalog search"}),
+        (bulk, ("--manifest",), {"metavar": "FILE",
+                                 "help": "the files of a manifest (- for stdin)"}),
+        (bulk, ("--report",), {"metavar": "FILE",
+                               "help": "write every file's outcome as JSON lines"}),
+        (bulk, ("--restart",), {"action": "store_true",
+                                "help": "fetch everything again (no skip, no resume)"}),
+        (bulk, *CATALOG_OPTION),
+        (None, ("-o", "--output"), {"default": ".", "metavar": "DIR",
+                                    "help": "output directory (.)"}),
+        (None, ("--layout",), {
+            "choices": ("drs", "flat"),
+            "help": "drs: DIR/<name's path> (default for --query, --manifest); flat: every file "
+            "in DIR (default for NAMEs)",
+        }),
+        (None, ("--cc",), {"choices": ("fixed", "aimd", "cubic"), "default": "aimd",
+                           "help": "window control (aimd)"}),
+        (None, ("--window",), {"type": int, "default": 64,
+                               "help": "(initial) Interests in flight (64)"}),
+        (None, ("--max-window",), {"type": int, "default": 1024,
+                                   "help": "window cap for aimd/cubic"}),
+        (None, ("--lifetime",), {"type": int, "default": 4000, "metavar": "MS",
+                                 "help": "Interest lifetime (4000 ms)"}),
+        (None, ("--parallel",), {"type": int, "metavar": "K",
+                                 "help": "files at once (1 for NAMEs, 4 for bulk)"}),
+        (None, ("--retries",), {"type": int, "default": 2, "metavar": "N",
+                                "help": "tries again after a timeout (2)"}),
+        (None, ("--resume",), {"action": "store_true",
+                               "help": "NAMEs: skip complete files, continue partial ones"}),
+        (None, ("--trust",), {"metavar": "KEYID",
+                              "help": "require metadata signed by this key id"}),
+        (None, ("--engine", "--transport"), {
+            "dest": "transport", "default": "python", "metavar": "NAME",
+            "help": "data plane to fetch with: python (default), ndn-dpdk, ndnc "
+            "(docs/native.md), or auto: ndn-dpdk when `ndnsci native up` runs, else python",
+        }),
+        (None, ("--progress",), {
+            "choices": PROGRESS_CHOICES, "default": "auto",
+            "help": "auto: bars on stderr when it is a terminal (default); bars; text; none",
+        }),
+        (None, ("--quiet", "-q"), {"action": "store_true",
+                                   "help": "no progress (--progress none)"}),
+        (None, ("--json",), {"action": "store_true",
+                             "help": "one JSON line per file on stdout"}),
+        (None, ("--ls",), {"action": "store_true",
+                           "help": "list the directories NAME instead"}),
+    ]  # fmt: skip
 
 
 def register(subparsers: Any) -> None:
-    from ndnsci._progress import PROGRESS_CHOICES
+    import argparse
 
     p = subparsers.add_parser(
         "fetch",
@@ -43,53 +106,61 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=formatter(argparse.RawDescriptionHelpFormatter),
     )
-    p.add_argument("names", nargs="*", metavar="NAME", help="NDN names, e.g. /ndnsci/files/a.nc")
-    bulk = p.add_argument_group("bulk downloads")
-    bulk.add_argument("--query", metavar="FILTERS", help="the files of a catalog search")
-    bulk.add_argument("--manifest", metavar="FILE", help="the files of a manifest (- for stdin)")
-    bulk.add_argument("--report", metavar="FILE", help="write every file's outcome as JSON lines")
-    bulk.add_argument(
-        "--restart", action="store_true", help="fetch everything again (no skip, no resume)"
-    )
-    catalog_option(bulk)
-    p.add_argument("-o", "--output", default=".", metavar="DIR", help="output directory (.)")
-    p.add_argument(
-        "--layout",
-        choices=("drs", "flat"),
-        help="drs: DIR/<name's path> (default for --query, --manifest); flat: every file in DIR "
-        "(default for NAMEs)",
-    )
-    p.add_argument(
-        "--cc", choices=("fixed", "aimd", "cubic"), default="aimd", help="window control (aimd)"
-    )
-    p.add_argument("--window", type=int, default=64, help="(initial) Interests in flight (64)")
-    p.add_argument("--max-window", type=int, default=1024, help="window cap for aimd/cubic")
-    p.add_argument(
-        "--lifetime", type=int, default=4000, metavar="MS", help="Interest lifetime (4000 ms)"
-    )
-    p.add_argument(
-        "--parallel", type=int, metavar="K", help="files at once (1 for NAMEs, 4 for bulk)"
-    )
-    p.add_argument(
-        "--retries", type=int, default=2, metavar="N", help="tries again after a timeout (2)"
-    )
-    p.add_argument(
-        "--resume", action="store_true", help="NAMEs: skip complete files, continue partial ones"
-    )
-    p.add_argument("--trust", metavar="KEYID", help="require metadata signed by this key id")
-    p.add_argument(
-        "--engine", "--transport", dest="transport", default="python", metavar="NAME",
-        help="data plane to fetch with: python (default), ndn-dpdk, ndnc (docs/native.md), "
-        "or auto: ndn-dpdk when `ndnsci native up` runs, else python",
-    )  # fmt: skip
-    p.add_argument(
-        "--progress", choices=PROGRESS_CHOICES, default="auto",
-        help="auto: bars on stderr when it is a terminal (default); bars; text; none",
-    )  # fmt: skip
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress (--progress none)")
-    p.add_argument("--json", action="store_true", help="one JSON line per file on stdout")
-    p.add_argument("--ls", action="store_true", help="list the directories NAME instead")
+    groups: dict[str | None, Any] = {None: p}  # the parser, and its groups in order
+    for group, flags, kwargs in options():
+        if group not in groups:
+            groups[group] = p.add_argument_group(group)
+        groups[group].add_argument(*flags, **kwargs)
     p.set_defaults(func=run)
+
+
+def parse_plain(words: list[str]) -> SimpleNamespace | None:
+    """The arguments of ``ndnsci fetch WORDS`` as argparse gives them, read without it (argparse,
+    with gettext and locale, cost a fetch ~20 M instructions before its first byte; DEVELOPERS.md
+    "Start-up budget"); None unless every word is plain: an option by its exact name, its value
+    the next word (not empty, not starting with "-", valid for its type and choices), the NAMEs
+    in one run. argparse reads what is not plain, and says what is wrong with it."""
+    from types import SimpleNamespace
+
+    values: dict[str, Any] = {"command": "fetch"}
+    by_flag: dict[str, tuple[str, dict[str, Any]]] = {}
+    for _, flags, kwargs in options():
+        if not flags[0].startswith("-"):
+            continue  # NAMEs
+        dest = kwargs.get("dest") or next(
+            (f for f in flags if f.startswith("--")), flags[0]
+        ).lstrip("-").replace("-", "_")
+        values[dest] = kwargs.get("default", False if kwargs.get("action") else None)
+        by_flag.update(dict.fromkeys(flags, (dest, kwargs)))
+    names: list[str] | None = None
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word and not word.startswith("-"):
+            if names is not None:
+                return None  # a second run of NAMEs: argparse refuses it
+            end = i
+            while end < len(words) and words[end] and not words[end].startswith("-"):
+                end += 1
+            names, i = words[i:end], end
+            continue
+        if word not in by_flag:
+            return None
+        dest, kwargs = by_flag[word]
+        if kwargs.get("action") == "store_true":
+            values[dest], i = True, i + 1
+            continue
+        raw = words[i + 1] if i + 1 < len(words) else ""
+        if not raw or raw.startswith("-"):
+            return None
+        try:
+            value = kwargs.get("type", str)(raw)
+        except ValueError:
+            return None
+        if value not in kwargs.get("choices", (value,)):
+            return None
+        values[dest], i = value, i + 2
+    return SimpleNamespace(names=names or [], **values, func=run)
 
 
 def run(args: argparse.Namespace) -> int:

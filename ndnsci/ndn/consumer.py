@@ -19,12 +19,12 @@ The lock, the hash of the bytes on disk and the rename into place are the engine
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import time
 from collections import deque
 from collections.abc import Callable
 
+from ndnsci import _digest
 from ndnsci._record import Record
 from ndnsci.errors import (
     FetchError,
@@ -340,6 +340,7 @@ class Transfer:
         self.remaining = self.last + 1 - sum(state.done)
         self.received_bytes = (self.last + 1 - self.remaining) * self.segment_size
         self.total = target.size if target.size is not None else (self.last + 1) * self.segment_size
+        self.sha256 = _digest.sha256(self.total)  # the segments' digests: a small file's
         self.last_size: int | None = (
             target.size - self.last * self.segment_size if (target.size is not None) else None
         )
@@ -356,7 +357,7 @@ class Transfer:
             result=self.result, interests=self.interests.layout(),
             fresh_interests=self.fresh_interests.layout(),
             hook=type(self)._write is not Transfer._write,  # a subclass streams the content
-            sha256=hashlib.sha256, tlv_error=tlv.TlvError,
+            sha256=self.sha256, tlv_error=tlv.TlvError,
         )  # fmt: skip
 
     # the loop ---------------------------------------------------------------------------------
@@ -550,7 +551,7 @@ class Transfer:
         sig_end = sig_start + sig_len
         view = self.face.view
         if buf[sig_start + 2] == tlv.SIG_DIGEST_SHA256:
-            digest = hashlib.sha256(view[p:sig_end]).digest()
+            digest = self.sha256(view[p:sig_end]).digest()
             if buf[sig_end] != tlv.SIGNATURE_VALUE or buf[sig_end + 2 : sig_end + 34] != digest:
                 return self._reject(seg, "digest mismatch")
         expected = self.segment_size if seg < self.last else self.last_size

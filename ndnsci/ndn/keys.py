@@ -8,30 +8,32 @@ key at ``<prefix>/32=key/<key id>``, and because the id is derived from the key 
 checks that the key it fetched is the one the name promises.
 """
 
-import hashlib
 import os
 import stat
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from ndnsci import _digest
 from ndnsci._settings import settings
 from ndnsci.errors import PublisherKeyError
+
+if TYPE_CHECKING:  # a fetch checks keys without pathlib: the folders are settings()'
+    from pathlib import Path
 
 DEFAULT_NAME = "default"
 
 
-def config_dir() -> Path:
+def config_dir() -> "Path":
     return settings().config_dir
 
 
-def key_path(name: str = DEFAULT_NAME) -> Path:
+def key_path(name: str = DEFAULT_NAME) -> "Path":
     if not name or "/" in name or name.startswith("."):
         raise PublisherKeyError(f"invalid key name {name!r}")
     return config_dir() / "keys" / f"{name}.key"
 
 
 def key_id(public: bytes) -> str:
-    return hashlib.sha256(public).digest()[:8].hex()
+    return _digest.sha256(len(public))(public).digest()[:8].hex()
 
 
 class PublisherKey(NamedTuple):

@@ -10,9 +10,10 @@ complete TLV, type + length + value), which is exactly what sits on the wire aft
 ``07 LL`` header. That makes "is this Data under my prefix" a ``startswith`` on the buffer.
 """
 
-import hashlib
 from collections.abc import Callable
 from typing import NamedTuple
+
+from ndnsci import _digest
 
 # packet and field types (NDN packet format v0.3, NDNLPv2)
 INTEREST = 0x05
@@ -301,7 +302,7 @@ def digest_packet(
     name: bytes, meta: bytes, content_tl: bytes, content: bytes | bytearray | memoryview
 ) -> bytes:
     """The hot-path form of :func:`data_digest`: Name TLV and Content TL already encoded."""
-    digest = hashlib.sha256(name)
+    digest = _digest.sha256()(name)
     digest.update(meta)
     digest.update(content_tl)
     digest.update(content)
@@ -353,7 +354,7 @@ class DataPacket(NamedTuple):
     def digest_ok(self) -> bool:
         return (
             self.signature_type == SIG_DIGEST_SHA256
-            and hashlib.sha256(self.signed).digest() == self.signature_value
+            and _digest.sha256(len(self.signed))(self.signed).digest() == self.signature_value
         )
 
 

@@ -54,3 +54,17 @@ def test_the_receive_buffer_grows_when_a_read_fills_it_and_keeps_every_packet(
     assert received == packets
     assert sizes[0] == FIRST_RECV_BUFFER and max(sizes) <= RECV_BUFFER
     assert sizes[1] == 2 * FIRST_RECV_BUFFER  # the first read filled it up: it doubled
+
+
+def test_a_unix_uri_is_read_as_urlsplit_reads_it() -> None:
+    """The common ``unix:///path`` is parsed without urllib.parse, with the same result."""
+    from urllib.parse import urlsplit
+
+    from ndnsci.ndn.transport import parse_transport
+
+    for uri in ("unix:///run/nfd.sock", "unix:///a b/%41.sock", "unix:////x", "unix:///"):
+        assert parse_transport(uri) == (socket.AF_UNIX, urlsplit(uri).path)
+    # the rest goes through urlsplit: query and fragment dropped, a host-like path kept
+    assert parse_transport("unix:///p.sock?x#y") == (socket.AF_UNIX, "/p.sock")
+    assert parse_transport("UNIX://relative.sock") == (socket.AF_UNIX, "relative.sock")
+    assert parse_transport("tcp://[::1]:7000") == (socket.AF_INET6, ("::1", 7000))

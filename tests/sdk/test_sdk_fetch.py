@@ -144,3 +144,21 @@ def test_intake_esm_of_what_was_fetched(cat, tmp_path, monkeypatch):
     keys = esm.keys()
     datasets = [esm[key].to_dask() for key in keys]
     assert sorted(ds.time.size for ds in datasets) == [120, 192]
+
+
+def test_the_engines_paths_are_spelled_as_pathlib_spells_them():
+    """The fetch path joins paths without pathlib (DEVELOPERS.md, "Start-up budget"); what it
+    reports and opens must be what ``str(Path(dest) / path)`` was."""
+    import random
+    from pathlib import PurePosixPath
+
+    from ndnsci._fetch import _joined
+
+    rng = random.Random(14)
+    atoms = ["", "/", "//", "///", ".", "..", "a", "b c", "./", "a/", "/x", "//y", "a//b", "é"]
+    for _ in range(5000):
+        parts = [
+            "".join(rng.choice(atoms) for _ in range(rng.randint(0, 4)))
+            for _ in range(rng.randint(1, 3))
+        ]
+        assert _joined(*parts) == str(PurePosixPath(*parts)), parts

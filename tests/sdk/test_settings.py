@@ -83,7 +83,7 @@ def test_the_values_a_fetch_reads_alone_are_the_settings_own(monkeypatch):
     monkeypatch.setenv("NDNSCI_HOTLOOP", " Python ")
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     found = settings()
-    alone = (client_transport(), hotloop(), default_socket())
+    alone = (client_transport(), hotloop(), Path(default_socket()))
     assert alone == (found.transport, found.hotloop, found.default_socket)
     fallback = Path(tempfile.gettempdir()) / f"ndnsci-{os.getuid()}" / "nfd.sock"
     assert alone == ("unix:///somewhere/nfd.sock", "python", fallback)

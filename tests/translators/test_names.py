@@ -87,3 +87,22 @@ def test_unsafe_relative_paths_are_refused_with_the_reason(path):
 
     with pytest.raises(UnsafePathError, match=r"path|component"):
         safe_relative_path(path)
+
+
+def test_percent_escapes_are_urllibs_without_importing_it():
+    """value_to_uri / value_from_uri escape as urllib.parse does (which the fetch path does not
+    import): every byte, and loose input with escapes of either case."""
+    import random
+    import urllib.parse
+
+    from ndnsci.translators.names import value_from_uri, value_to_uri
+
+    for byte in range(256):
+        value = bytes((byte, byte)) + b"x"
+        assert value_to_uri(value) == urllib.parse.quote_from_bytes(value, safe="-._~")
+        assert value_from_uri(value_to_uri(value)) == value
+    rng = random.Random(14)
+    pieces = ["%41", "%e2%82%AC", "é", "a", "%2F", "%00", "~", "%fF", " "]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        assert value_from_uri(text) == urllib.parse.unquote_to_bytes(text), text
