@@ -58,6 +58,9 @@ NDND_FACE_MTU = LINK_MTU - 28
 # those fragments (about a dozen Data), less than one window's burst (see _raise_ndnd_buffers)
 NDND_UDP_BUFFER = 16 << 20
 START_SECONDS = 60.0
+# how long a forwarder busy with a transfer may take to answer before the plane is taken for
+# down by what restarts a part of it (a file server that died mid-transfer: CI saw 60 s pass)
+BUSY_SECONDS = 15.0
 STOP_SECONDS = 15.0
 NDNC_SOCKET_DIR = Path("/run/ndn")  # NDNc puts its memif sockets there (mgmt/client.cpp)
 CLIENTS_DIR = "clients"  # in the run folder: processes to stop at down (register_client)
@@ -143,12 +146,15 @@ class Plane:
         temporary.write_text(json.dumps(asdict(state), indent=1))
         os.replace(temporary, self.state_file)
 
-    def is_up(self) -> bool:
+    def is_up(self, timeout: float = 2.0) -> bool:
+        """Whether the plane is up: its forwarder runs and answers within ``timeout`` seconds
+        (a forwarder busy with a transfer on a loaded machine may take more than the default
+        2 s; what restarts parts of the plane waits longer than what merely looks)."""
         state = self.load()
         if state is None or not state.ready or not _alive(state.pids.get("forwarder")):
             return False
         try:
-            with gql.Client(state.layout.forwarder.url, timeout=2) as fw:
+            with gql.Client(state.layout.forwarder.url, timeout=timeout) as fw:
                 fw.version()
         except NativePlaneError:
             return False
@@ -339,7 +345,7 @@ class Plane:
         stopped or died."""
         with self._exclusive():
             state = self.load()
-            if state is None or not state.ready or not self.is_up():
+            if state is None or not state.ready or not self.is_up(BUSY_SECONDS):
                 return False
             self.start_fileserver(mounts, preexec, owner)
             return True
@@ -463,7 +469,7 @@ class Plane:
 
     def _require_up(self) -> State:
         state = self.load()
-        if state is None or not self.is_up():
+        if state is None or not self.is_up(BUSY_SECONDS):
             raise NativePlaneError("the native plane is not up: run `ndnsci native up` first")
         return state
 
@@ -607,9 +613,7 @@ class _Activating(gql.Client):
             ) from exc
 
 
-def _live_owners(
-    state: State, exclude: int | None = None
-) -> dict[str, list[dict[str, str]]]:
+def _live_owners(state: State, exclude: int | None = None) -> dict[str, list[dict[str, str]]]:
     """The file server's owners whose process still runs (a killed ``ndnsci serve`` leaves its
     entry behind)."""
     return {

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ndnsci._stack import die_with_parent
-from ndnsci.errors import CatalogError, NativePlaneError
+from ndnsci.errors import CatalogError, NativePlaneError, NdnError
 from ndnsci.native import view
 from ndnsci.native.plane import Plane
 from ndnsci.ndn import name as ndnname
@@ -65,7 +65,7 @@ class _FileServer:
         try:
             if not self.plane.keep_fileserver(self.mounts, preexec=die_with_parent):
                 log.warning("the native plane is down; serving again once it is up")
-        except NativePlaneError as exc:
+        except NdnError as exc:  # the plane's or NDNd's management did not answer: again later
             log.warning("cannot start the file server: %s", exc)
 
     def stop(self) -> None:
