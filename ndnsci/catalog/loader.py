@@ -99,7 +99,9 @@ class RequestBatch:
 
 def more_records_than(body: bytes, limit: int) -> bool:
     """Does a JSON-lines body hold more than ``limit`` records (non-blank lines)?"""
-    lines = body.count(b"\n") + 1
+    # the lines that may hold something: a body ending in a newline has no line after it (a
+    # full batch from Catalog.publish, `limit` lines, is then answered without a split)
+    lines = body.count(b"\n") + (not body.endswith(b"\n"))
     if lines <= limit:  # the usual answer, without a list of the lines
         return False
     if lines < 10_000_000:  # any body under the byte limit

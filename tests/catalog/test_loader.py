@@ -192,3 +192,13 @@ def test_a_prepared_batch_crosses_between_processes_unchanged():
     prepared.collisions.append(ingest.Collision(4, "/a/b", "p/q", None, True))
     assert loader.Batch.loads(batch.dumps()) == batch
     assert ingest.Prepared.loads(prepared.dumps()) == prepared
+
+
+def test_records_in_a_body_are_counted_by_their_lines():
+    line = b'{"name": "/a/b"}\n'
+    assert not loader.more_records_than(line * 3, 3)  # a full request: the newline ends it
+    assert not loader.more_records_than(line * 3 + b"\n  \n", 3)  # blank lines hold nothing
+    assert not loader.more_records_than(line * 2 + line[:-1], 3)  # no newline at the end
+    assert loader.more_records_than(line * 4, 3)
+    assert loader.more_records_than(line * 3 + line[:-1], 3)
+    assert not loader.more_records_than(b"", 0)
