@@ -202,3 +202,42 @@ def test_records_in_a_body_are_counted_by_their_lines():
     assert loader.more_records_than(line * 4, 3)
     assert loader.more_records_than(line * 3 + line[:-1], 3)
     assert not loader.more_records_than(b"", 0)
+
+
+def test_requests_prepared_side_by_side_are_written_in_the_order_they_came(monkeypatch):
+    """The first request handed over is written first, even when the second one is ready
+    first; one given up (an error, a client gone) holds up nobody."""
+    preparer = loader.RequestPreparer(2)
+    delays = {b"slow": 0.3, b"fast": 0.0, b"gone": 0.2, b"bad": 0.1, b"last": 0.0}
+
+    async def prepare(body: bytes, replace: bool) -> loader.RequestBatch:
+        await asyncio.sleep(delays[body])
+        return loader.RequestBatch(None, [(1, body.decode())])
+
+    monkeypatch.setattr(preparer, "prepare", prepare)
+    written: list[str] = []
+
+    async def request(body: bytes) -> None:
+        async with preparer.prepared(body, False) as batch:
+            if body == b"bad":
+                raise ValueError("refused")
+            written.append(batch.refused[0][1])
+
+    async def run() -> None:
+        first = asyncio.create_task(request(b"slow"))
+        await asyncio.sleep(0)
+        second = asyncio.create_task(request(b"fast"))
+        await asyncio.sleep(0)
+        gone = asyncio.create_task(request(b"gone"))
+        await asyncio.sleep(0)
+        bad = asyncio.create_task(request(b"bad"))
+        await asyncio.sleep(0)
+        last = asyncio.create_task(request(b"last"))
+        await asyncio.sleep(0.05)
+        gone.cancel()  # before its turn: the ones after it wait for those before it
+        await asyncio.wait_for(asyncio.gather(first, second, last), timeout=5)
+        with pytest.raises(ValueError, match="refused"):
+            await bad
+
+    asyncio.run(run())
+    assert written == ["slow", "fast", "last"]
