@@ -769,9 +769,8 @@ def _esm_datastore(spec: dict[str, Any], text: str, local: Mapping[str, str] | N
     return datastore({"esmcat": spec, "df": frame}, progressbar=False, threaded=False)
 
 
-#: publish requests in flight: the catalog prepares two side by side (in two processes) while
-#: it writes the one before them, in the order they were sent
-PIPELINE = 3
+#: publish requests in flight: the catalog prepares one while it writes the other
+PIPELINE = 2
 
 
 def _token_headers(token: str | None, base: str) -> dict[str, str]:

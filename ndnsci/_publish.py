@@ -8,8 +8,8 @@ never taken for a bad record. A request with bad lines is refused whole (422
 ``invalid-records``) with every bad line listed: they are reported and the rest is sent once
 more, so finding them costs one extra request, never one per line. A request refused as too
 busy (503) is sent again after its ``Retry-After``, as every SDK request is. Items are read
-as they come and at most three batches are in flight (``PIPELINE``), so a stream of any
-length publishes in bounded memory.
+as they come and at most two batches are held, so a stream of any length publishes in bounded
+memory.
 
 Each item is one record: a JSON line (``str``/``bytes``, e.g. ``ndnsci translate --json``
 output, passed through unparsed), a mapping, or a described file (:class:`Publishable`, such as

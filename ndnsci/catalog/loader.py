@@ -28,10 +28,10 @@ import marshal
 import multiprocessing
 import sys
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
@@ -137,11 +137,9 @@ def _collector_off() -> Iterator[None]:
 
 class RequestPreparer:
     """Prepares the publish requests of a catalog server: big ones in ``workers`` other
-    processes, so requests are prepared side by side and while the one before them is
-    written (a publisher keeps several in flight: ``Catalog.publish``), small ones in a thread.
+    processes, so a request is prepared while the one before it is written (a publisher
+    keeps two in flight: ``Catalog.publish``), small ones in a thread.
 
-    Requests are written in the order they were handed over (:meth:`prepared`), whichever is
-    prepared first: the first record of a name stays the published one, as with one process.
     The processes are spawned (the server has threads: no fork) on the first big request and
     stopped by :meth:`close`; a pool that broke (a killed worker) is replaced.
     """
@@ -152,31 +150,6 @@ class RequestPreparer:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self._pool: ProcessPoolExecutor | None = None
-        #: set once the last request handed over is written or given up (and its loop)
-        self._last: tuple[asyncio.Event, asyncio.AbstractEventLoop] | None = None
-        self._handoffs: set[asyncio.Task[None]] = set()
-
-    @asynccontextmanager
-    async def prepared(self, body: bytes, replace: bool) -> AsyncIterator[RequestBatch]:
-        """The batch of ``body``, once every request handed over before it has been written or
-        given up: the caller writes it inside the block. Requests prepared side by side are
-        written in the order they came."""
-        loop = asyncio.get_running_loop()
-        before, done = self._last, asyncio.Event()
-        self._last = done, loop
-        try:
-            batch = await self.prepare(body, replace)
-            del body  # not held while the requests before it are written
-            if before is not None and before[1] is loop:  # another loop's requests are over
-                await before[0].wait()
-            yield batch
-        finally:
-            if before is None or before[1] is not loop or before[0].is_set():
-                done.set()
-            else:  # given up before its turn: the next one still waits for the one before
-                handoff = loop.create_task(_set_after(before[0], done))
-                self._handoffs.add(handoff)
-                handoff.add_done_callback(self._handoffs.discard)
 
     async def prepare(self, body: bytes, replace: bool) -> RequestBatch:
         loop = asyncio.get_running_loop()
@@ -200,11 +173,6 @@ class RequestPreparer:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
-
-
-async def _set_after(before: asyncio.Event, event: asyncio.Event) -> None:
-    await before.wait()
-    event.set()
 
 
 def load(

@@ -62,31 +62,26 @@ async def publish_records(
     body = await request.body()  # at most max_publish_bytes: BodyLimitMiddleware
     if more_records_than(body, settings.max_publish_records):
         raise _too_large(f"more than {settings.max_publish_records} records", settings)
-    # prepared (side by side with the requests before it), written after them
-    async with request.app.state.preparer.prepared(body, replace) as batch:
-        del body
-        if batch.prepared is None:
-            raise _invalid(batch.refused)
-        prepared = batch.prepared
+    batch = await request.app.state.preparer.prepare(body, replace)
+    del body
+    if batch.prepared is None:
+        line, detail = batch.refused[0]
+        raise InvalidInputError(
+            f"line {line}: {detail}"
+            + (f" (and {len(batch.refused) - 1} more lines)" if len(batch.refused) > 1 else ""),
+            code="invalid-records",
+            line=line,
+            refused=[{"line": n, "detail": d} for n, d in batch.refused],
+        )
+    prepared = batch.prepared
 
-        def write() -> PublishResponse:
-            result = publish(session, prepared)
-            session.commit()
-            conflicting = [{"name": n, "held_by": site} for n, site in result.conflicts]
-            return PublishResponse.model_validate({**result.to_dict(), "conflicting": conflicting})
+    def write() -> PublishResponse:
+        result = publish(session, prepared)
+        session.commit()
+        conflicting = [{"name": n, "held_by": site} for n, site in result.conflicts]
+        return PublishResponse.model_validate({**result.to_dict(), "conflicting": conflicting})
 
-        return await run_in_threadpool(write)
-
-
-def _invalid(refused: list[tuple[int, str]]) -> InvalidInputError:
-    line, detail = refused[0]
-    more = f" (and {len(refused) - 1} more lines)" if len(refused) > 1 else ""
-    return InvalidInputError(
-        f"line {line}: {detail}{more}",
-        code="invalid-records",
-        line=line,
-        refused=[{"line": n, "detail": d} for n, d in refused],
-    )
+    return await run_in_threadpool(write)
 
 
 def _too_large(what: str, settings: Any) -> BatchTooLargeError:
