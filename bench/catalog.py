@@ -310,7 +310,13 @@ def database(backend: str, n: int, tmp: Path, pg: Any, suffix: str = "") -> str:
 
 
 def run(
-    backend: str, n: int, recs: list[dict[str, Any]], url: str, http_url: str, tmp: Path
+    backend: str,
+    n: int,
+    recs: list[dict[str, Any]],
+    url: str,
+    http_url: str,
+    tmp: Path,
+    publish_only: bool = False,
 ) -> dict[str, float]:
     upgrade(url)
     wall, cpu = load(url, recs, tmp)
@@ -325,6 +331,8 @@ def run(
     print(f"{backend} n={n} publish over HTTP, peak memory: {memory:,.0f} MB (client "
           f"{http['client MB']:,.0f} + server {http['server MB']:,.0f} + preparing "
           f"{http['workers MB']:,.0f})", flush=True)  # fmt: skip
+    if publish_only:
+        return figures
     figures["index load s"] = index_load_seconds(url)
     print(f"{backend} n={n} index load: {figures['index load s']:.2f} s", flush=True)
     for label, value in measure(url, recs, random.Random(1)).items():
@@ -351,6 +359,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     parser.add_argument("--backends", nargs="+", default=["sqlite", "postgresql"])
     parser.add_argument("--tmp", help="directory for the SQLite files (default: a temporary one)")
+    parser.add_argument(
+        "--publish-only", action="store_true", help="the publish figures only (no queries)"
+    )
     args = parser.parse_args()
     pg = None
     if "postgresql" in args.backends:
@@ -367,9 +378,12 @@ def main() -> None:
                 for backend in args.backends:
                     url = database(backend, n, Path(tmp), pg)
                     http_url = database(backend, n, Path(tmp), pg, "http")
-                    results[(backend, n)] = run(backend, n, recs, url, http_url, Path(tmp))
+                    results[(backend, n)] = run(
+                        backend, n, recs, url, http_url, Path(tmp), args.publish_only
+                    )
                 del recs
         growth(results)
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         if pg is not None:
             pg.stop()

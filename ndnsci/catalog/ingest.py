@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import marshal
 import sys
 from array import array
 from collections import Counter
@@ -53,6 +54,9 @@ _VERSION = bulk.RECORD_COLUMNS.index("version")
 _SHA256 = bulk.RECORD_COLUMNS.index("sha256")
 _ORIGINAL = bulk.RECORD_COLUMNS.index("original")
 _ORIGINAL_PATH = bulk.RECORD_COLUMNS.index("original_path")
+#: marshal's format for a batch between processes of one interpreter (its latest, 4, shares
+#: repeated strings; any version reads what the same Python wrote)
+WIRE_VERSION = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +244,32 @@ class Prepared:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def to_wire(self) -> tuple[Any, ...]:
+        """The batch as plain tuples, lists and strings, for :func:`marshal.dumps`: a
+        batch crosses between processes at half the cost of pickling it (no memo of its
+        million objects)."""
+        collisions = [(c.line, c.name, c.published, c.given, c.replaced) for c in self.collisions]
+        return (
+            self.rows, self.documents, self.codes, self.values, self.refs, self.offsets,
+            self.tree, self.lines, self.sources, collisions, self.replace,
+        )  # fmt: skip
+
+    @classmethod
+    def from_wire(cls, wire: tuple[Any, ...]) -> Prepared:
+        """The batch of :meth:`to_wire`."""
+        rows, documents, codes, values, refs, offsets, tree, lines, sources, hits, replace = wire
+        collisions = [Collision(*c) for c in hits]
+        return cls(
+            rows, documents, codes, values, refs, offsets, tree, lines, sources, collisions, replace
+        )
+
+    def dumps(self) -> bytes:
+        return marshal.dumps(self.to_wire(), WIRE_VERSION)
+
+    @classmethod
+    def loads(cls, data: bytes) -> Prepared:
+        return cls.from_wire(marshal.loads(data))
 
 
 def prepare(

@@ -6,6 +6,7 @@ transaction, refused lines are reported with their numbers, and no process is le
 
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from ndnsci.catalog import bulk, loader
+from ndnsci.catalog import bulk, ingest, loader
 from ndnsci.catalog.database import make_engine, make_sessionmaker
 from ndnsci.catalog.migrate import upgrade
 from ndnsci.translators import translate
@@ -148,3 +149,56 @@ def test_the_wal_is_checkpointed_by_a_thread_while_batches_are_written(
         assert consistency.check(session) == len(_expected()[0])
         (path,) = {row[2] for row in session.execute(text("PRAGMA database_list"))}
     assert set(started) == {path}
+
+
+def _body(lines: list[str], size: int) -> bytes:
+    """``lines`` repeated, each copy under new names, up to ``size`` bytes."""
+    out: list[bytes] = []
+    held, copy = 0, 0
+    while held < size:
+        for line in lines:
+            encoded = line.replace("/CMIP5/", f"/CMIP5/copy{copy}/").encode()
+            out.append(encoded)
+            held += len(encoded)
+        copy += 1
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("bad", [False, True])
+def test_a_request_prepared_by_a_process_is_the_one_prepared_here(bad):
+    """The server's preparing process answers a body over the inline size with the batch the
+    server would have prepared itself: the same rows, documents, counts and collisions, or
+    the same refused lines."""
+    good = [line for line in LINES if line.strip() and '"ok": true' in line]
+    lines = [*good[:30], good[3]]  # a name twice: the same record
+    if bad:
+        lines[7] = "not json\n"
+    body = _body(lines, loader.RequestPreparer.INLINE_BYTES + 1)
+    preparer = loader.RequestPreparer(1)
+    try:
+        batch = asyncio.run(preparer.prepare(body, replace=False))
+        assert preparer._pool is not None  # it did go to the process
+    finally:
+        preparer.close()
+    assert batch == loader.prepare_request(body, replace=False)
+    assert (batch.prepared is None) == bad
+    assert batch.refused or (batch.prepared is not None and batch.prepared.rows)
+
+
+def test_a_prepared_batch_crosses_between_processes_unchanged():
+    batch = loader.prepare_lines(LINES, 1)
+    assert batch.refused
+    prepared = batch.prepared
+    prepared.collisions.append(ingest.Collision(4, "/a/b", "p/q", None, True))
+    assert loader.Batch.loads(batch.dumps()) == batch
+    assert ingest.Prepared.loads(prepared.dumps()) == prepared
+
+
+def test_records_in_a_body_are_counted_by_their_lines():
+    line = b'{"name": "/a/b"}\n'
+    assert not loader.more_records_than(line * 3, 3)  # a full request: the newline ends it
+    assert not loader.more_records_than(line * 3 + b"\n  \n", 3)  # blank lines hold nothing
+    assert not loader.more_records_than(line * 2 + line[:-1], 3)  # no newline at the end
+    assert loader.more_records_than(line * 4, 3)
+    assert loader.more_records_than(line * 3 + line[:-1], 3)
+    assert not loader.more_records_than(b"", 0)
