@@ -619,7 +619,7 @@ def _live_owners(state: State, exclude: int | None = None) -> dict[str, list[dic
     return {
         pid: mounts
         for pid, mounts in state.fileserver_owners.items()
-        if pid != str(exclude) and _process_alive(int(pid))
+        if pid != str(exclude) and _runs(int(pid), "")
     }
 
 
@@ -649,14 +649,6 @@ def _union(owners: dict[str, list[dict[str, str]]]) -> list[dict[str, str]]:
     return [merged[key] for key in sorted(merged)]
 
 
-def _process_alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.split(")")[-1].split()[0] not in ("Z", "X")
-
-
 def _instance(layout: Layout, role: str) -> Instance:
     return {i.role: i for i in layout.instances}[role]
 
@@ -670,7 +662,7 @@ def tail(path: Path, lines: int = 15) -> str:
 
 
 def _runs(pid: int, program: str) -> bool:
-    """Whether ``pid`` is alive (not a zombie) and runs ``program``."""
+    """Whether ``pid`` is alive (not a zombie) and runs ``program`` ("": any program)."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -680,14 +672,7 @@ def _runs(pid: int, program: str) -> bool:
 
 
 def _alive(pid: int | None) -> bool:
-    if pid is None:
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return b"ndndpdk-svc" in cmdline and stat.split(")")[-1].split()[0] != "Z"
+    return pid is not None and _runs(pid, "ndndpdk-svc")
 
 
 def _stop(instance: Instance, pid: int) -> None:
