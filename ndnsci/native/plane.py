@@ -323,14 +323,8 @@ class Plane:
                 folder by another owner; more mounts than the file server takes; the file
                 server did not start.
         """
-        owner = os.getpid() if owner is None else owner
         with self._exclusive():
-            state = self._require_up()
-            others = _live_owners(state, exclude=owner)
-            _check_mounts(mounts, others)
-            state.fileserver_owners = {**others, str(owner): list(mounts)}
-            self._save(state)
-            self._reconcile_fileserver(state, preexec)
+            self._serve_for(self._require_up(), mounts, preexec, owner)
 
     def keep_fileserver(
         self,
@@ -347,8 +341,22 @@ class Plane:
             state = self.load()
             if state is None or not state.ready or not self.is_up(BUSY_SECONDS):
                 return False
-            self.start_fileserver(mounts, preexec, owner)
+            self._serve_for(state, mounts, preexec, owner)
             return True
+
+    def _serve_for(
+        self,
+        state: State,
+        mounts: list[dict[str, str]],
+        preexec: Callable[[], None] | None,
+        owner: int | None,
+    ) -> None:
+        owner = os.getpid() if owner is None else owner
+        others = _live_owners(state, exclude=owner)
+        _check_mounts(mounts, others)
+        state.fileserver_owners = {**others, str(owner): list(mounts)}
+        self._save(state)
+        self._reconcile_fileserver(state, preexec)
 
     def _reconcile_fileserver(self, state: State, preexec: Callable[[], None] | None) -> None:
         owners = _live_owners(state)
