@@ -12,9 +12,10 @@ the catalog knows them). Then, for every file, in a pool of ``parallel`` workers
 3. Have the transport (:mod:`ndnsci.transports`; ``python`` by default) write the file into the
    ``.part``, resuming what an earlier run left when asked; transient failures (timeouts, a
    forwarder restart) are retried with exponential back-off, as pooch retries downloads.
-4. Hash the bytes on disk and compare them with the publisher's signed SHA-256 and the
-   catalog's; only then rename the ``.part`` into place and record it in the journal. A file
-   that does not match is never reported verified.
+4. Hash the bytes on disk (read back from the ``.part``: what the transport says is settled
+   while the rest arrives, :class:`_DiskHash`) and compare them with the publisher's signed
+   SHA-256 and the catalog's; only then rename the ``.part`` into place and record it in the
+   journal. A file that does not match is never reported verified.
 
 Progress goes to stderr (:mod:`ndnsci._progress`); Ctrl-C stops every transfer within ~0.1 s,
 leaving resumable ``.part`` files (:class:`Interrupted`).
@@ -284,17 +285,9 @@ class _Part:
             os.ftruncate(self.fd, 0)
         _unlink(self.state)
 
-    def sha256(self, size: int) -> str:
-        """The SHA-256 of the bytes on disk, which must be ``size`` bytes."""
-        on_disk = os.fstat(self.fd).st_size
-        if on_disk != size:
-            raise IntegrityError(f"{self.path} holds {on_disk:,} bytes, not the file's {size:,}")
-        digest = _digest.sha256(size)()
-        offset = 0
-        while chunk := os.pread(self.fd, HASH_CHUNK, offset):
-            digest.update(chunk)
-            offset += len(chunk)
-        return digest.hexdigest()
+    def follow(self) -> _DiskHash:
+        """A SHA-256 of the bytes on disk that a transport can let run while it writes."""
+        return _DiskHash(self.fd, self.path)
 
     def land(self) -> None:
         """Rename the verified ``.part`` into place."""
@@ -318,6 +311,89 @@ class _Part:
         if empty and self._still_ours():
             _unlink(self.path)
         self.close()
+
+
+class _DiskHash:
+    """The SHA-256 of the bytes on disk in ``<file>.part``, read back from the file.
+
+    A transport may call :meth:`settled` (``Job.settled``) with N once the first N bytes of the
+    ``.part`` are written for good; a thread then reads them back and hashes them while the
+    rest arrives (on two cores a 192 MiB file's hash, ~0.2 s, no longer follows the transfer).
+    What the transport never says settled is read and hashed by :meth:`finish`, after the
+    transfer, as every byte was before. Either way the digest is of what the file holds, read
+    under the engine's lock: a fetch that waits for the lock never writes into it.
+    """
+
+    FOLLOW_FROM = 4 << 20  # below this nothing is hashed early (no thread for a small file)
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.fd = fd
+        self.path = path
+        self.digest: Any = None
+        self.hashed = 0  # bytes read and hashed, from the start
+        self.ready = 0  # bytes the transport says are settled
+        self.wake = threading.Condition()
+        self.closed = False
+        self.thread: threading.Thread | None = None
+        self.error: OSError | None = None
+
+    def settled(self, offset: int) -> None:
+        """The transport's thread: every byte before ``offset`` is written and stays as it is."""
+        if offset < self.ready + HASH_CHUNK or offset < self.FOLLOW_FROM:
+            return
+        with self.wake:
+            self.ready = offset
+            if self.thread is None and not self.closed:
+                self.digest = _digest.sha256(offset)()  # OpenSSL's: it releases the GIL
+                self.thread = threading.Thread(target=self._run, name="ndnsci-hash", daemon=True)
+                self.thread.start()
+            self.wake.notify()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self.wake:
+                    while not self.closed and self.ready - self.hashed < HASH_CHUNK:
+                        self.wake.wait()
+                    if self.closed:
+                        return
+                    upto = self.ready
+                self._hash(upto, stoppable=True)
+        except OSError as exc:  # finish() raises it
+            self.error = exc
+
+    def _hash(self, upto: int, stoppable: bool = False) -> None:
+        while self.hashed < upto and not (stoppable and self.closed):
+            chunk = os.pread(self.fd, min(HASH_CHUNK, upto - self.hashed), self.hashed)
+            if not chunk:
+                return  # shorter than said: finish() compares the size
+            self.digest.update(chunk)
+            self.hashed += len(chunk)
+
+    def close(self) -> None:
+        """Stop the thread (within one chunk's read); the digest so far stays valid."""
+        with self.wake:
+            self.closed = True
+            self.wake.notify()
+        if self.thread is not None:
+            self.thread.join()
+
+    def finish(self, size: int) -> str:
+        """The SHA-256 of the whole ``.part``, which must hold ``size`` bytes."""
+        self.close()
+        if self.error is not None:
+            raise self.error
+        on_disk = os.fstat(self.fd).st_size
+        if on_disk != size:
+            raise IntegrityError(f"{self.path} holds {on_disk:,} bytes, not the file's {size:,}")
+        if self.digest is None:
+            self.digest = _digest.sha256(size)()
+        self._hash(size)
+        if self.hashed != size:
+            raise IntegrityError(
+                f"{self.path} could not be read back whole ({self.hashed:,} of {size:,} bytes)"
+            )
+        return str(self.digest.hexdigest())
 
 
 # --- one file ------------------------------------------------------------------------------------
@@ -411,13 +487,17 @@ class _Engine:
         delay = RETRY_DELAY
         while True:
             outcome.attempts += 1
+            disk = part.follow()
             job = Job(
                 wanted.name, str(part.path), str(part.state), resume, self.options,
-                self._progress(wanted.name), self.stop,
+                self._progress(wanted.name), self.stop, disk.settled,
             )  # fmt: skip
             try:
-                received = self.transport.receive(job)
-                digest = part.sha256(received.size)
+                try:
+                    received = self.transport.receive(job)
+                    digest = disk.finish(received.size)
+                finally:
+                    disk.close()
                 _check_published(wanted.name, digest, received)
                 return received, digest
             except (FetchTimeout, TransportError, IntegrityError) as exc:

@@ -75,6 +75,10 @@ class Job(NamedTuple):
     options: FetchOptions
     progress: Callable[[int, int], None]  # (bytes so far, total bytes): about 10 times a second
     stop: threading.Event  # set on Ctrl-C: raise Cancelled within ~0.1 s
+    # call settled(N) once the first N bytes of ``part`` are written for good (they will not
+    # change): the engine reads them back and hashes them while the rest arrives; optional (a
+    # transport that never calls it leaves the whole hash to after the transfer)
+    settled: Callable[[int], None] | None = None
 
 
 class Received(Record):

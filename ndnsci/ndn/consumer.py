@@ -347,6 +347,9 @@ class Transfer:
         self.nonce = _nonce()
         self.last_data = time.monotonic()
         self.core = self._compiled_core() if hotloop() == "c" else None
+        # told how many of the file's first bytes are written for good (Job.settled), if set
+        self.settled: Callable[[int], None] | None = None
+        self.contiguous = 0  # the first segment not yet written, as last told
 
     def _compiled_core(self) -> _hotloop.Core:
         """The compiled twin of :meth:`_send` and :meth:`_receive`, on this object's containers."""
@@ -376,6 +379,8 @@ class Transfer:
                 continue
             if got:
                 self._receive()
+                if self.settled is not None:
+                    self._settle()
             elif now - self.last_data > self.opts.stall_seconds:
                 raise FetchTimeout(
                     f"no Data for {self.opts.stall_seconds:.0f} s "
@@ -388,6 +393,23 @@ class Transfer:
                 last_progress = now
         if self.progress is not None:
             self.progress(self.received_bytes, self.total)
+
+    def _settle(self) -> None:
+        """Tell ``settled`` how far the segments written so far are contiguous from the start."""
+        missing = self.state.done.find(0, self.contiguous)
+        if missing < 0 or missing > self.last:
+            missing = self.last + 1
+        if missing == self.contiguous:
+            return
+        if missing > self.last:
+            if self.last_size is None:
+                return  # the end is not known yet: the engine hashes the rest afterwards
+            offset = self.last * self.segment_size + self.last_size
+        else:
+            offset = missing * self.segment_size
+        self.contiguous = missing
+        assert self.settled is not None
+        self.settled(offset)
 
     def _next_deadline(self, now: float) -> float:
         for sent in self.inflight.values():
@@ -629,8 +651,9 @@ class PythonTransport:
             job.progress(done, total)
 
         return receive(
-            job.name, job.part, job.state, resume=job.resume, opts=job.options, progress=progress
-        )
+            job.name, job.part, job.state, resume=job.resume, opts=job.options, progress=progress,
+            settled=job.settled,
+        )  # fmt: skip
 
 
 def receive(
@@ -642,6 +665,7 @@ def receive(
     opts: FetchOptions | None = None,
     progress: ProgressFn | None = None,
     face: Face | None = None,
+    settled: Callable[[int], None] | None = None,
 ) -> Received:
     """Write the file named ``uri`` into ``part`` (its bitmap in ``state``); see
     :meth:`ndnsci.transports.Transport.receive`.
@@ -660,7 +684,7 @@ def receive(
         # a forwarder restart replaces the face: keep the live one
         face = _transfer_file(
             face, target, part=part, state_path=state, resume=resume, opts=opts,
-            received=received, progress=progress,
+            received=received, progress=progress, settled=settled,
         )  # fmt: skip
         return received
     finally:
@@ -678,6 +702,7 @@ def _transfer_file(
     opts: FetchOptions,
     received: Received,
     progress: ProgressFn | None,
+    settled: Callable[[int], None] | None = None,
 ) -> Face:
     """Fetch ``target`` into ``part``; returns the face in use (new if the forwarder restarted)."""
     state = _State(state_path, target, resume)
@@ -688,6 +713,7 @@ def _transfer_file(
         transfer = Transfer(
             face, target, fd=fd, state=state, opts=opts, result=received, progress=progress
         )
+        transfer.settled = settled
         transfer.run()
         face = transfer.face
         assert transfer.last_size is not None and target.segment_size is not None

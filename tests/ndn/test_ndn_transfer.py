@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support import run_cli
 
+from ndnsci import _fetch
 from ndnsci._fetch import fetch_file
 from ndnsci.errors import FetchError, IntegrityError, NotFoundError
 from ndnsci.ndn import keys
@@ -36,6 +37,26 @@ def test_fetch_from_serve_is_identical_and_verified(serve, tmp_path, size):
     assert result.checksum == "verified"
     assert result.signer == f"ed25519:{keys.load().key_id}"
     assert not (tmp_path / "f.bin.part").exists()
+
+
+def test_the_consumer_says_what_is_settled_so_the_engine_hashes_it_early(
+    serve, tmp_path, monkeypatch
+):
+    data = write(serve.root / "f.bin", (10 << 20) + 123)
+    serve.start()
+    told: list[int] = []
+    settled = _fetch._DiskHash.settled
+
+    def spy(self: _fetch._DiskHash, offset: int) -> None:
+        told.append(offset)
+        settled(self, offset)
+
+    monkeypatch.setattr(_fetch._DiskHash, "settled", spy)
+    result = fetch_file(f"{serve.prefix}/f.bin", str(tmp_path))
+    assert (result.checksum, result.sha256) == ("verified", hashlib.sha256(data).hexdigest())
+    # offsets of whole segments from the start, growing, the last one the file's end
+    assert told == sorted(told) and told[-1] == len(data)
+    assert all(offset % 8000 == 0 for offset in told[:-1]) and len(told) > 1
 
 
 @pytest.mark.parametrize("cc", ["fixed", "aimd", "cubic"])

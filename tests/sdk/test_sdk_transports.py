@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
+import time
 
 import pytest
 from support import run_cli
 
 from ndnsci import transports
-from ndnsci._fetch import download, fetch_file
+from ndnsci._fetch import _DiskHash, download, fetch_file
 from ndnsci._report import Interrupted
 from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.transports import Cancelled, Job, Received, UnknownTransportError
@@ -136,3 +138,95 @@ def test_an_unknown_transport_names_the_valid_ones(tmp_path):
     assert out.returncode == 2 and "unknown transport 'carrier-pigeon'" in out.stderr
     assert "Traceback" not in out.stderr
     assert transports.get_transport("python").name == "python"
+
+
+BIG = os.urandom(12 << 20)  # above _DiskHash.FOLLOW_FROM: hashed while it arrives
+
+
+class Settling:
+    """Writes BIG in 1 MiB pieces, telling the engine what is settled (``job.settled``)."""
+
+    name = "settling"
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.hashed_while_writing = 0
+
+    def check(self, options: transports.FetchOptions) -> None:
+        pass
+
+    def receive(self, job: Job) -> Received:
+        assert job.settled is not None
+        step = 1 << 20
+        with open(job.part, "r+b") as f:
+            f.truncate(0)
+            for offset in range(0, len(BIG), step):
+                f.write(BIG[offset : offset + step])
+                f.flush()
+                if self.mode in ("half", "garbage") and offset >= len(BIG) // 2:
+                    continue  # the rest is never said settled: hashed after the transfer
+                job.settled(offset + step)
+            if self.mode == "garbage":  # unsettled bytes that change before the end
+                f.seek(len(BIG) - 10)
+                f.write(b"\xff" * 10)
+        follower = job.settled.__self__  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 10
+        while follower.hashed < len(BIG) // 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.hashed_while_writing = follower.hashed
+        return Received(size=len(BIG), published_sha256=BIG_SHA, signer="settling")
+
+
+BIG_SHA = hashlib.sha256(BIG).hexdigest()
+SETTLING = Settling("all")
+
+
+def make_settling() -> Settling:
+    return SETTLING
+
+
+@pytest.fixture
+def settling(monkeypatch):
+    """The transport above, registered as ``settling``."""
+    monkeypatch.setitem(transports.BUILTIN, "settling", f"{__name__}:make_settling")
+    transports.get_transport.cache_clear()
+    yield SETTLING
+    transports.get_transport.cache_clear()
+
+
+@pytest.mark.parametrize("mode", ["all", "half"])
+def test_settled_bytes_are_hashed_from_disk_while_the_rest_arrives(settling, tmp_path, mode):
+    plane = settling
+    plane.mode = mode
+    outcome = fetch_file("/x/big.bin", tmp_path, transport="settling")
+    assert (outcome.status, outcome.checksum, outcome.sha256) == ("done", "verified", BIG_SHA)
+    assert (tmp_path / "big.bin").read_bytes() == BIG
+    # the engine's thread read back half the file before receive() returned
+    assert plane.hashed_while_writing >= len(BIG) // 2
+
+
+def test_bytes_written_after_the_settled_ones_are_still_checked(settling, tmp_path):
+    settling.mode = "garbage"
+    with pytest.raises(IntegrityError, match="does not match the published"):
+        fetch_file("/x/big.bin", tmp_path, transport="settling")
+    assert not (tmp_path / "big.bin").exists()
+
+
+def test_the_disk_hash_stops_anywhere_and_finishes_what_is_left(tmp_path):
+    path = tmp_path / "f.part"
+    path.write_bytes(BIG)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        disk = _DiskHash(fd, str(path))
+        disk.settled(5 << 20)
+        disk.close()  # e.g. the transport failed: the thread stops within a chunk
+        assert disk.hashed <= 5 << 20
+        assert disk.finish(len(BIG)) == BIG_SHA
+        with pytest.raises(IntegrityError, match=r"holds 12,582,912 bytes, not the file's 13"):
+            _DiskHash(fd, str(path)).finish(13 << 20)
+        too_far = _DiskHash(fd, str(path))
+        too_far.settled(len(BIG) + (4 << 20))  # a transport that says more than it wrote
+        with pytest.raises(IntegrityError, match="holds"):
+            too_far.finish(len(BIG) + (4 << 20))
+    finally:
+        os.close(fd)
