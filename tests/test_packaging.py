@@ -80,6 +80,9 @@ def test_wheel_contents(wheel):
     # the consumer's compiled per-packet loop, and its types
     assert any(n.startswith("ndnsci/ndn/_hotloop.") and n.endswith(".so") for n in names)
     assert "ndnsci/ndn/_hotloop.pyi" in names and "ndnsci/ndn/_hotloop.c" not in names
+    # the producer's, likewise
+    assert any(n.startswith("ndnsci/ndn/_serveloop.") and n.endswith(".so") for n in names)
+    assert "ndnsci/ndn/_serveloop.pyi" in names and "ndnsci/ndn/_tlv.h" not in names
     # the portal's build (`make test` builds it first) travels in the package
     assert "ndnsci/catalog/portal/index.html" in names
     assert any(n.startswith("ndnsci/catalog/portal/assets/") and n.endswith(".js") for n in names)

@@ -17,7 +17,9 @@ Requests:
 
 The segment path is the hot loop: a dict maps the versioned name bytes straight to an open
 file, the segment number is read off the end of the name, and the Data is assembled from
-precomputed pieces; everything else goes through the general (slower) path.
+precomputed pieces; everything else goes through the general (slower) path. The segment path is
+compiled (``_serveloop.c``, built by ``pip install``, the consumer's switch ``NDNSCI_HOTLOOP``:
+``python`` keeps this module's own loop); what it does not answer it hands back here.
 """
 
 from __future__ import annotations
@@ -27,16 +29,23 @@ import os
 import stat
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from threading import Event
 from typing import Any
 
-from ndnsci.errors import TransportError
+from ndnsci import _digest, _settings
+from ndnsci.errors import NdnError, TransportError
 from ndnsci.ndn import control, rdr, tlv
 from ndnsci.ndn.filehash import FileKey, HashCache, file_key
 from ndnsci.ndn.keys import PublisherKey
 from ndnsci.ndn.transport import Face
 from ndnsci.translators.names import UnsafePathError, safe_relative_path
+
+try:  # the compiled segment path (ndnsci/ndn/_serveloop.c), built by `pip install`
+    from ndnsci.ndn import _serveloop
+except ImportError:  # a source tree without the build: the loop below does the same
+    _serveloop = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +128,14 @@ def plain_parts(path_comps: list[bytes]) -> list[bytes]:
     return parts
 
 
+def _compiled() -> bool:
+    """Whether segments are answered by ``_serveloop`` (``$NDNSCI_HOTLOOP``, as the consumer)."""
+    wanted = _settings.hotloop()
+    if wanted == "c" and _serveloop is None:
+        raise NdnError("NDNSCI_HOTLOOP=c, but ndnsci was installed without its C extension")
+    return wanted != "python" and _serveloop is not None
+
+
 class NotServed(Exception):
     """A request that gets an application-level Nack; the message is the reason."""
 
@@ -157,6 +174,8 @@ class Producer:
         self.stats = {"interests": 0, "segments": 0, "metadata": 0, "nacks": 0}
         self.registered: set[tuple[bytes, ...]] = set()
         self.registrations_changed = False
+        self.compiled = _compiled()
+        self.sha256 = _digest.sha256()  # as tlv.digest_packet's
 
     # --- the loop ----------------------------------------------------------------------------
 
@@ -204,11 +223,34 @@ class Producer:
             if replies:
                 face.send(replies)
 
-    def _answer(self, face: Face) -> list[bytes]:
+    def _answer(self, face: Face) -> Sequence[bytes | bytearray]:
+        if not self.compiled:
+            return self._answer_frames(face, face.packets())
+        out: list[bytes | bytearray] = []
+        while True:
+            face.start, replies, frames, answered, more, odd = _serveloop.serve(
+                face.buf, face.start, face.end, self.objects, time.monotonic(),
+                RECHECK_SECONDS, self.sha256, 2 * FLUSH_EVERY,
+            )  # fmt: skip
+            self.stats["interests"] += answered
+            self.stats["segments"] += answered
+            if replies:
+                out.append(replies)
+            if frames:
+                out.extend(self._answer_frames(face, frames))
+            if odd:  # a packet no forwarder sends: the framing below raises TlvError
+                out.extend(self._answer_frames(face, face.packets()))
+            if not more:
+                return out
+            face.send(out)  # keep the pipeline moving, as below
+            out = []
+
+    def _answer_frames(self, face: Face, frames: list[tuple[int, int, int, int]]) -> list[bytes]:
+        """Replies to ``frames`` (Face.packets()'s) of ``face.buf``."""
         buf = face.buf
         view = face.view
         out: list[bytes] = []
-        for typ, first, value_start, last in face.packets():
+        for typ, first, value_start, last in frames:
             start, end = first, last
             token = None
             if typ == tlv.LP_PACKET:

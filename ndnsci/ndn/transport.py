@@ -154,13 +154,13 @@ class Face:
 
     # --- sending -----------------------------------------------------------------------------
 
-    def send(self, packets: Sequence[bytes], timeout: float = 10.0) -> None:
+    def send(self, packets: Sequence[bytes | bytearray], timeout: float = 10.0) -> None:
         """Send packets in as few system calls as possible (sendmsg of many buffers)."""
         deadline = time.monotonic() + timeout
         for i in range(0, len(packets), _IOV_MAX):
             self._send_all(list(packets[i : i + _IOV_MAX]), deadline)
 
-    def _send_all(self, chunk: list[bytes], deadline: float) -> None:
+    def _send_all(self, chunk: list[bytes | bytearray], deadline: float) -> None:
         try:
             n = self.sock.sendmsg(chunk)
         except BlockingIOError:
