@@ -1172,7 +1172,19 @@ done:
     return PyBool_FromLong(ok);
 }
 
+/* for the tests: whether 32 bytes decode to a point (ed25519.decode_point(b) is not None) */
+static PyObject *ed25519_decodes(PyObject *module, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    ge p;
+    int ok = view.len == 32 && ge_decode(&p, view.buf);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef hotloop_functions[] = {
+    {"ed25519_decodes", ed25519_decodes, METH_O,
+     "ed25519_decodes(encoded) -> bool: whether it is a canonical encoding of a point (tests)"},
     {"ed25519_verify", (PyCFunction)(void (*)(void))ed25519_verify, METH_FASTCALL,
      "ed25519_verify(public, message, signature) -> bool: ndnsci.ndn.ed25519.verify, compiled"},
     {NULL, NULL, 0, NULL},
