@@ -370,6 +370,16 @@ def test_the_compiled_verify_is_the_default_and_the_switch_selects_python() -> N
         assert out.stdout.strip() == expected
 
 
+def test_without_the_extension_verify_is_the_python_one() -> None:
+    code = (
+        "import sys; sys.modules['ndnsci.ndn._hotloop'] = None\n"
+        "from ndnsci.ndn import ed25519\n"
+        "print(ed25519.verify.__name__, ed25519.verify_c)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["verify_py", "None"]
+
+
 def test_keys_verify_uses_it_and_agrees_with_signing() -> None:
     key_pem = ECC.generate(curve="ed25519").export_key(format="PEM").encode()
     key = keys.PublisherKey("t", key_pem)
