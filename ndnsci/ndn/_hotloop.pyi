@@ -30,3 +30,9 @@ class Core:
     ) -> None: ...
     def receive(self, transfer: object, buf: bytearray, start: int, end: int) -> int: ...
     def send(self, transfer: object, now: float) -> bytes | None: ...
+
+def ed25519_verify(public: bytes, message: bytes, signature: bytes, /) -> bool:
+    """ndnsci.ndn.ed25519.verify_py's verdict, compiled (RFC 8032, cofactorless, strict)."""
+
+def ed25519_decodes(encoded: bytes, /) -> bool:
+    """Whether ``encoded`` is a canonical encoding of a curve point (for the tests)."""

@@ -1,23 +1,34 @@
-"""Ed25519 signature verification (RFC 8032, section 5.1.7) in pure Python, for the fetch path.
+"""Ed25519 signature verification (RFC 8032, section 5.1.7) for the fetch path.
 
 pycryptodome verifies in ~0.1 ms, but importing it costs a fetch ~17 ms before its first byte
-(ctypes, GMP, its ASN.1 and ECC modules); this module costs nothing to import and ~1-2 ms per
-signature, once per file (the metadata). Signing stays pycryptodome's (:mod:`ndnsci.ndn.keys`).
+(ctypes, GMP, its ASN.1 and ECC modules). :func:`verify` is the compiled extension's
+(``ndnsci/ndn/_hotloop.c``, ``ed25519_verify``: ~1.0 M instructions, ~0.08 ms), loaded with
+the consumer's hot loop anyway; :func:`verify_py`, the same in pure Python here (~20 M
+instructions, 2-10 ms depending on the load), is used when the extension was not built or
+``NDNSCI_HOTLOOP=python`` (read once, at import). Signing stays pycryptodome's
+(:mod:`ndnsci.ndn.keys`).
 
 Stricter than RFC 8032 requires, and than pycryptodome: refused are an ``S`` that is not below
 the group order L, point encodings that are not canonical (``y >= p``, or ``x = 0`` with its
 sign bit set), small-order public keys and ``R`` (which let a forger satisfy the equation for
 any message), and the equation is checked without the cofactor (``[S]B = R + [k]A``, which
 implies pycryptodome's ``[8S]B = [8]R + [8k]A``). So a signature this module accepts,
-pycryptodome accepts; ``tests/ndn/test_ndn_ed25519.py`` checks both on random keys and
-messages, RFC 8032's vectors and malformed signatures and keys.
+pycryptodome accepts; ``tests/ndn/test_ndn_ed25519.py`` checks the three (C, Python,
+pycryptodome) on random keys and messages, RFC 8032's vectors and malformed signatures and keys.
 
 Public values only: there is no secret here to leak through timing.
 """
 
 from __future__ import annotations
 
-from ndnsci import _digest
+from collections.abc import Callable
+
+from ndnsci import _digest, _settings
+
+try:  # the compiled extension (ndnsci/ndn/_hotloop.c), built by `pip install`
+    from ndnsci.ndn import _hotloop
+except ImportError:  # pragma: no cover - installed without a C compiler
+    _hotloop = None  # type: ignore[assignment]
 
 # The curve's constants, as numbers (computing them is three modular exponentiations at every
 # import; tests/ndn/test_ndn_ed25519.py checks them against their definitions)
@@ -36,7 +47,7 @@ _WINDOW = 5  # the width of the scalars' NAF: 8 precomputed odd multiples per po
 _base_table: list[Point] = []  # B, 3B, ... (2^(w-1) - 1)B, made by the first verification
 
 
-def verify(public: bytes, message: bytes, signature: bytes) -> bool:
+def verify_py(public: bytes, message: bytes, signature: bytes) -> bool:
     """True when ``signature`` is ``public``'s Ed25519 signature (pure Ed25519, no context)
     of ``message``; False for any other input, malformed ones included."""
     if len(public) != 32 or len(signature) != 64:
@@ -54,6 +65,18 @@ def verify(public: bytes, message: bytes, signature: bytes) -> bool:
     # canonical and on the curve, so R's bytes equal it only when R is a canonical encoding of
     # that very point, which is then R, and must not be of small order
     return encode_point(check) == signature[:32] and not is_small_order(check)
+
+
+#: the compiled verify, the same function (None when the extension was not built)
+verify_c: Callable[[bytes, bytes, bytes], bool] | None = (
+    None if _hotloop is None else _hotloop.ed25519_verify
+)
+
+#: the verification the fetch uses: the compiled one unless it is missing or
+#: ``NDNSCI_HOTLOOP=python`` (the consumer's switch, read once here)
+verify: Callable[[bytes, bytes, bytes], bool] = (
+    verify_py if verify_c is None or _settings.hotloop() == "python" else verify_c
+)
 
 
 def decode_point(encoded: bytes) -> Point | None:
