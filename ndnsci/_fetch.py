@@ -27,12 +27,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard, cast
+from collections.abc import Mapping
 
 from ndnsci import _digest
 from ndnsci._manifest import ManifestEntry, parse_line, relative_path
-from ndnsci._progress import Progress, make_progress
+from ndnsci._progress import make_progress
+from ndnsci._record import TYPE_CHECKING
 from ndnsci._report import FetchReport, Interrupted, Outcome
 from ndnsci.errors import (
     DownloadError,
@@ -49,20 +49,25 @@ from ndnsci.transports import (
     FetchOptions,
     Job,
     Received,
-    Transport,
     get_transport,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing is not on a fetch's way to its first byte (ndnsci._record)
+    from collections.abc import Callable, Iterable, Iterator
     from concurrent.futures import Future
     from pathlib import Path
+    from typing import IO, Any, Literal, TypeAlias, TypeGuard
 
     from ndnsci._client import AsyncSearchResults, File
+    from ndnsci._progress import Progress
+    from ndnsci.transports import Transport
 
-# what the engine takes for a file; File is named only for the type checker (the catalog client
-# is not imported by a fetch by name, DEVELOPERS.md "Start-up budget")
-Item: TypeAlias = "File | ManifestEntry | Mapping[str, Any] | str | tuple[str, str] | ManifestError"
-Layout = Literal["drs", "flat"]
+    # what the engine takes for a file; File is named only for the type checker (the catalog
+    # client is not imported by a fetch by name, DEVELOPERS.md "Start-up budget")
+    Item: TypeAlias = (
+        "File | ManifestEntry | Mapping[str, Any] | str | tuple[str, str] | ManifestError"
+    )
+    Layout: TypeAlias = Literal["drs", "flat"]
 JOURNAL = ".ndnsci-fetch.jsonl"
 RETRY_DELAY = 1.0  # seconds before the first retry; doubled each time
 LOCK_POLL = 0.1  # seconds between two looks at a .part another fetch holds
@@ -134,7 +139,8 @@ def _entry(item: Item) -> ManifestEntry | Outcome | None:
         return ManifestEntry(item.name, item.path, item.size, item.sha256, item.filename)
     import json  # json is imported where it is used: a fetch by name needs it after its first byte
 
-    return _entry(parse_line(json.dumps(dict(cast("Mapping[str, Any]", item))), 0))
+    mapping: Mapping[str, Any] = item  # type: ignore[assignment]  # what is left: a mapping
+    return _entry(parse_line(json.dumps(dict(mapping)), 0))
 
 
 def _unversioned(name: str) -> str:

@@ -28,15 +28,16 @@ catalog error, 130 when interrupted.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
+from ndnsci._record import TYPE_CHECKING
 from ndnsci.cli._common import CATALOG_OPTION, fail, formatter
 
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
+    from typing import Any, TypeAlias
 
-Option = tuple[str | None, tuple[str, ...], dict[str, Any]]  # (group, flags, add_argument's)
+    Option: TypeAlias = tuple[str | None, tuple[str, ...], dict[str, Any]]  # (group, flags, kwargs)
 
 
 def options() -> list[Option]:
