@@ -196,15 +196,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace, items: list[Any], parallel: int, options: Any) -> int:
+    import gc
+
     from ndnsci._fetch import download
     from ndnsci._report import Interrupted
     from ndnsci.errors import TransportError
-    from ndnsci.transports import UnknownTransportError
+    from ndnsci.transports import UnknownTransportError, get_transport
 
     by_name = bool(args.names)
     if args.transport == "auto":
         args.transport = _auto_engine()
     try:
+        # the data plane's modules, loaded now (download() would) to be frozen with the others:
+        # the collector does not walk them at each collection and at exit (cli.main)
+        get_transport(args.transport)
+        gc.freeze()
         report = download(
             items,
             args.output,
