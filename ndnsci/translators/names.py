@@ -27,7 +27,7 @@ _SEPARATORS = ("/", "\\", "\x00")
 # import urllib.parse (with ipaddress, ~10 M instructions of a fetch's start-up), nor re (with
 # enum, ~9 M): the unreserved characters are found by bytes.translate, the escapes by str.find
 _UNRESERVED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
-_QUOTED = tuple(chr(b) if b in _UNRESERVED else f"%{b:02X}" for b in range(256))
+_QUOTED: list[str] = []  # built on first use (~0.3 M instructions): a fetch's names are plain
 _HEX = "0123456789ABCDEFabcdef"
 
 
@@ -62,7 +62,12 @@ def value_to_uri(value: bytes) -> str:
     >>> value_to_uri(b"tas_Amon.nc"), value_to_uri(b"a b"), value_to_uri(b"."), value_to_uri(b"")
     ('tas_Amon.nc', 'a%20b', '....', '...')
     """
-    text = value.decode("ascii") if _plain_bytes(value) else "".join([_QUOTED[b] for b in value])
+    if _plain_bytes(value):
+        text = value.decode("ascii")
+    else:
+        if not _QUOTED:  # a race builds it twice, the same
+            _QUOTED[:] = [chr(b) if b in _UNRESERVED else f"%{b:02X}" for b in range(256)]
+        text = "".join([_QUOTED[b] for b in value])
     return text + "..." if not text.strip(".") else text
 
 
