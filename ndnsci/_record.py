@@ -61,9 +61,9 @@ class _FieldsType(type):
     gives it a ``__new__`` taking them by position or keyword, as a NamedTuple's."""
 
     def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, object]) -> type:
-        if bases == (tuple,) or Fields not in bases:  # Fields itself, or a record's subclass
-            if bases != (tuple,):
-                ns.setdefault("__slots__", ())
+        if bases == (tuple,) or Fields not in bases:
+            # Fields itself, or a record's subclass: no fields of its own, and a __dict__ unless
+            # it declares __slots__, as a NamedTuple's subclass
             return super().__new__(mcls, name, bases, ns)
         annotations: dict[str, str] = ns.get("__annotations__", {})  # type: ignore[assignment]
         fields = tuple(annotations)

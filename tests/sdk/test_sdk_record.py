@@ -111,8 +111,13 @@ def test_unpacking_matching_copying_and_pickling() -> None:
         again = pickle.loads(pickle.dumps(record, protocol))
         assert type(again) is Mine and again == record
     # as a NamedTuple's: a subclass of a record adds no fields
-    sub = type("Sub", (Mine,), {"__annotations__": {"extra": "int"}})
-    assert sub._fields == Mine._fields and sub(1).number == 1
+    for base in (Mine, Theirs):
+        sub = type("Sub", (base,), {"__annotations__": {"extra": "int"}})
+        assert sub._fields == base._fields and sub(1).number == 1
+        assert (
+            hasattr(sub(1), "__dict__")
+            and repr(sub(1, b"")) == "Sub(number=1, data=b'', note=None)"
+        )
 
 
 def test_a_record_refuses_what_a_namedtuple_refuses() -> None:
