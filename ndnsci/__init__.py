@@ -21,11 +21,13 @@ True
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from ndnsci import errors
+from ndnsci._record import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from ndnsci._client import (
         AsyncCatalog,
         AsyncSearchResults,

@@ -8,14 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ndnsci._client import File
-from ndnsci._fetch import Item, Layout, fetch
+from ndnsci._fetch import fetch
 from ndnsci._manifest import ManifestEntry
-from ndnsci._progress import Progress
 from ndnsci._settings import settings
 from ndnsci.errors import missing
 
 if TYPE_CHECKING:
     import xarray
+
+    from ndnsci._fetch import Item, Layout
+    from ndnsci._progress import Progress
 
 
 def data_dir() -> Path:

@@ -11,21 +11,21 @@ inputs take the built-in, larger ones and streams of packets hashlib's (DEVELOPE
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci._record)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Protocol, TypeAlias
 
-__all__ = ["SMALL", "Hash", "sha256", "sha512"]
+    class Hash(Protocol):
+        """What the fetch path uses of a hash object (hashlib's and the built-in ones alike)."""
 
+        def update(self, data: bytes | bytearray | memoryview, /) -> None: ...
+        def digest(self) -> bytes: ...
+        def hexdigest(self) -> str: ...
 
-class Hash(Protocol):
-    """What the fetch path uses of a hash object (hashlib's and the built-in ones alike)."""
+    Constructor: TypeAlias = Callable[..., Hash]
 
-    def update(self, data: bytes | bytearray | memoryview, /) -> None: ...
-    def digest(self) -> bytes: ...
-    def hexdigest(self) -> str: ...
-
-
-Constructor = Callable[..., Hash]
+__all__ = ["SMALL", "sha256", "sha512"]
 
 SMALL = 256 * 1024  # bytes in all: up to this, loading OpenSSL costs more than it saves
 

@@ -28,12 +28,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard, cast
+from collections.abc import Mapping
 
 from ndnsci import _digest
 from ndnsci._manifest import ManifestEntry, parse_line, relative_path
-from ndnsci._progress import Progress, make_progress
+from ndnsci._progress import make_progress
+from ndnsci._record import TYPE_CHECKING
 from ndnsci._report import FetchReport, Interrupted, Outcome
 from ndnsci.errors import (
     DownloadError,
@@ -50,20 +50,25 @@ from ndnsci.transports import (
     FetchOptions,
     Job,
     Received,
-    Transport,
     get_transport,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing is not on a fetch's way to its first byte (ndnsci._record)
+    from collections.abc import Callable, Iterable, Iterator
     from concurrent.futures import Future
     from pathlib import Path
+    from typing import IO, Any, Literal, TypeAlias, TypeGuard
 
     from ndnsci._client import AsyncSearchResults, File
+    from ndnsci._progress import Progress
+    from ndnsci.transports import Transport
 
-# what the engine takes for a file; File is named only for the type checker (the catalog client
-# is not imported by a fetch by name, DEVELOPERS.md "Start-up budget")
-Item: TypeAlias = "File | ManifestEntry | Mapping[str, Any] | str | tuple[str, str] | ManifestError"
-Layout = Literal["drs", "flat"]
+    # what the engine takes for a file; File is named only for the type checker (the catalog
+    # client is not imported by a fetch by name, DEVELOPERS.md "Start-up budget")
+    Item: TypeAlias = (
+        "File | ManifestEntry | Mapping[str, Any] | str | tuple[str, str] | ManifestError"
+    )
+    Layout: TypeAlias = Literal["drs", "flat"]
 JOURNAL = ".ndnsci-fetch.jsonl"
 RETRY_DELAY = 1.0  # seconds before the first retry; doubled each time
 LOCK_POLL = 0.1  # seconds between two looks at a .part another fetch holds
@@ -135,7 +140,8 @@ def _entry(item: Item) -> ManifestEntry | Outcome | None:
         return ManifestEntry(item.name, item.path, item.size, item.sha256, item.filename)
     import json  # json is imported where it is used: a fetch by name needs it after its first byte
 
-    return _entry(parse_line(json.dumps(dict(cast("Mapping[str, Any]", item))), 0))
+    mapping: Mapping[str, Any] = item  # type: ignore[assignment]  # what is left: a mapping
+    return _entry(parse_line(json.dumps(dict(mapping)), 0))
 
 
 def _unversioned(name: str) -> str:
@@ -174,20 +180,36 @@ def _unlink(path: str) -> None:
 
 
 class Journal:
-    """Files verified in ``DEST`` (name, path, size, mtime, sha256), one JSON line each."""
+    """Files verified in ``DEST`` (name, path, size, mtime, sha256), one JSON line each.
+
+    Read when a file is already at its path (:meth:`verified`), written by hand (:func:`_line`):
+    a fetch of files not there yet imports no json, which imports re and enum (~20 M
+    instructions, DEVELOPERS.md "Start-up budget")."""
 
     def __init__(self, dest: str) -> None:
         self.path = _joined(dest, JOURNAL)
         self.lock = threading.Lock()
-        self.known: dict[str, dict[str, Any]] = {}
+        self._known: dict[str, dict[str, Any]] | None = None  # read on first use
+        self.file: IO[str] | None = None
+
+    @property
+    def known(self) -> dict[str, dict[str, Any]]:
+        """The journal's entries by path, the last line of a path winning."""
+        with self.lock:
+            if self._known is None:
+                self._known = self._read()
+            return self._known
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        known: dict[str, dict[str, Any]] = {}
         with contextlib.suppress(FileNotFoundError), open(self.path, encoding="utf-8") as f:
-            import json  # when there is a journal: a first fetch into DEST needs none yet
+            import json
 
             for line in f:
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     entry = json.loads(line)
-                    self.known[entry["path"]] = entry  # an interrupted last line is ignored
-        self.file: IO[str] | None = None
+                    known[entry["path"]] = entry  # an interrupted last line is ignored
+        return known
 
     def verified(self, wanted: ManifestEntry, st: os.stat_result) -> str | None:
         """The SHA-256 this exact file (size, mtime) was verified with as ``wanted``, if it was."""
@@ -202,8 +224,6 @@ class Journal:
         return None
 
     def record(self, wanted: ManifestEntry, target: str, sha256: str) -> None:
-        import json
-
         st = os.stat(target)
         entry = {
             "name": wanted.name,
@@ -215,13 +235,34 @@ class Journal:
         with self.lock:
             if self.file is None:
                 self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-            self.file.write(json.dumps(entry) + "\n")
+            self.file.write(_line(entry) + "\n")
             self.file.flush()
-            self.known[wanted.path] = entry
+            if self._known is not None:  # else the line is read with the others
+                self._known[wanted.path] = entry
 
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
+
+
+def _line(entry: dict[str, Any]) -> str:
+    """``json.dumps(entry)`` of a flat dict of strings and integers, without json (the journal's
+    lines: a fetch by name imports no json; tested against json's)."""
+    try:
+        from _json import encode_basestring_ascii as quoted  # json.dumps's, in C
+    except ImportError:  # pragma: no cover - an interpreter without json's C part
+        quoted = None  # type: ignore[assignment]
+    fields = []
+    for key, value in entry.items():
+        if quoted is not None and type(key) is str and type(value) is str:
+            fields.append(f"{quoted(key)}: {quoted(value)}")
+        elif quoted is not None and type(key) is str and type(value) is int:
+            fields.append(f"{quoted(key)}: {int.__repr__(value)}")
+        else:
+            import json
+
+            return json.dumps(entry)
+    return "{" + ", ".join(fields) + "}"
 
 
 # --- the .part file, locked ----------------------------------------------------------------------

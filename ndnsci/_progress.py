@@ -20,10 +20,16 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from typing import IO, Any, Protocol
 
-from ndnsci._report import Outcome
+from ndnsci._record import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import IO, Any, Protocol
+
+    from ndnsci._report import Outcome
+else:  # without typing at run time: see ndnsci._record
+    from ndnsci._record import Protocol
 
 PROGRESS_CHOICES = ("auto", "bars", "text", "none")
 

@@ -6,12 +6,11 @@ share these types, and it imports nothing else of ndnsci but the record base.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from ndnsci._record import Record
+from ndnsci._record import TYPE_CHECKING, Record
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 
 class Outcome(Record):

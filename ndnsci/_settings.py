@@ -32,23 +32,28 @@ variable                 what
 ======================== ==============================================================
 """
 
+from __future__ import annotations
+
 import os
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+
+from ndnsci._record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import NamedTuple as Fields
 else:
-    # what the fields below say at run time: pathlib (with urllib.parse and ipaddress, ~16 M
-    # instructions) is imported by settings(), which a fetch does not call; "Path" as a string
-    # would cost more (typing.NamedTuple compiles each string annotation, ~0.8 M a field)
-    from os import PathLike as Path
+    # a NamedTuple to the type checker, at run time ndnsci._record's (typing is not on a fetch's
+    # way to its first byte); the annotations stay strings, never evaluated, so "Path" costs
+    # nothing: pathlib (with urllib.parse and ipaddress, ~16 M instructions) is imported by
+    # settings(), which a fetch does not call
+    from ndnsci._record import Fields
 
 APP = "ndnsci"
 DEFAULT_CATALOG = "http://127.0.0.1:8000"
 
 
-class Settings(NamedTuple):
+class Settings(Fields):
     catalog_url: str
     token: str | None
     #: fetched files of ``open_dataset``

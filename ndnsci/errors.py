@@ -42,8 +42,10 @@ catalog down: http://127.0.0.1:9
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci._record)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, Protocol
 
 __all__ = [
     "CatalogError",
@@ -127,20 +129,21 @@ class ManifestError(NdnsciError, ValueError):
         self.line = line
 
 
-class _FailedFile(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def error(self) -> str | None: ...
+if TYPE_CHECKING:  # what DownloadError needs, for the type checker only
 
+    class _FailedFile(Protocol):
+        @property
+        def name(self) -> str: ...
+        @property
+        def error(self) -> str | None: ...
 
-class _Report(Protocol):
-    """What :class:`DownloadError` needs of a report (``ndnsci.FetchReport`` is one)."""
+    class _Report(Protocol):
+        """What :class:`DownloadError` needs of a report (``ndnsci.FetchReport`` is one)."""
 
-    @property
-    def outcomes(self) -> Sequence[object]: ...
-    @property
-    def failed(self) -> Sequence[_FailedFile]: ...
+        @property
+        def outcomes(self) -> Sequence[object]: ...
+        @property
+        def failed(self) -> Sequence[_FailedFile]: ...
 
 
 class DownloadError(NdnsciError):

@@ -17,13 +17,20 @@ where ``MyTransport()`` satisfies :class:`Transport`. The contract, in full, is 
 DEVELOPERS.md ("Fetch engine and transports").
 """
 
+from __future__ import annotations
+
 import functools
 import importlib
-import threading
-from collections.abc import Callable
-from typing import NamedTuple, Protocol
 
-from ndnsci._record import Record
+from ndnsci._record import TYPE_CHECKING, Record
+
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+    from typing import NamedTuple as Fields
+    from typing import Protocol
+else:  # without typing at run time: see ndnsci._record
+    from ndnsci._record import Fields, Protocol
 
 DEFAULT = "python"
 ENTRY_POINT_GROUP = "ndnsci.transports"
@@ -42,11 +49,12 @@ STALL_SECONDS = 15.0  # no Data at all for this long: give up (every congestion 
 CHECKSUM_WAIT_SECONDS = 30.0  # how long to wait for a producer still hashing the file
 
 
-# The contract's types are NamedTuples and a plain class, not dataclasses: importing dataclasses
-# would cost every ``ndnsci fetch`` ~9 ms before its first byte (DEVELOPERS.md "Start-up budget").
+# The contract's types are records (NamedTuples to the type checker, ndnsci._record.Fields at run
+# time) and a plain class: neither dataclasses (~9 ms with inspect) nor typing (with re and enum,
+# ~20 M instructions) is on a fetch's way to its first byte (DEVELOPERS.md "Start-up budget").
 
 
-class FetchOptions(NamedTuple):
+class FetchOptions(Fields):
     """How to fetch: the consumer's knobs. A transport uses those it has and ignores the rest
     (its documentation says which). ``options._replace(window=16)`` changes one."""
 
@@ -65,7 +73,7 @@ class Cancelled(Exception):
     """Raised by a transport once ``job.stop`` is set; ``job.part`` stays resumable."""
 
 
-class Job(NamedTuple):
+class Job(Fields):
     """One file to receive. The engine holds the lock on ``part`` for the whole job."""
 
     name: str  # NDN name URI of the file

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
+from ndnsci._record import TYPE_CHECKING
 from ndnsci._settings import terminal_columns
 
 if TYPE_CHECKING:  # argparse is imported where a parser is built (not by `ndnsci fetch NAME`)
     import argparse
+    from collections.abc import Callable
+    from typing import Any
 
 CATALOG_OPTION: tuple[tuple[str, ...], dict[str, Any]] = (
     ("--catalog",),

@@ -10,14 +10,17 @@ checks that the key it fetched is the one the name promises.
 
 import os
 import stat
-from typing import TYPE_CHECKING, NamedTuple
 
 from ndnsci import _digest
+from ndnsci._record import TYPE_CHECKING
 from ndnsci._settings import settings
 from ndnsci.errors import PublisherKeyError
 
 if TYPE_CHECKING:  # a fetch checks keys without pathlib: the folders are settings()'
     from pathlib import Path
+    from typing import NamedTuple as Fields
+else:  # without typing at run time (ndnsci._record)
+    from ndnsci._record import Fields
 
 DEFAULT_NAME = "default"
 
@@ -36,7 +39,7 @@ def key_id(public: bytes) -> str:
     return _digest.sha256(len(public))(public).digest()[:8].hex()
 
 
-class PublisherKey(NamedTuple):
+class PublisherKey(Fields):
     name: str
     pem: bytes  # PKCS#8 private key
 

@@ -6,9 +6,15 @@ the whole-file SHA-256 in a non-critical TLV (even type > 31, so ``ndnd cat`` an
 ignore it). See docs/protocol.md, "Metadata content fields".
 """
 
-from typing import NamedTuple
+from __future__ import annotations
 
+from ndnsci._record import TYPE_CHECKING
 from ndnsci.ndn import tlv
+
+if TYPE_CHECKING:
+    from typing import NamedTuple as Fields
+else:  # NamedTuples to the type checker, without typing at run time (ndnsci._record)
+    from ndnsci._record import Fields
 
 SEGMENT_SIZE = 0xF500
 SIZE = 0xF502
@@ -22,7 +28,7 @@ METADATA = tlv.keyword(b"metadata")
 LS = tlv.keyword(b"ls")
 
 
-class Metadata(NamedTuple):
+class Metadata(Fields):
     """RDR metadata of a file or a directory listing."""
 
     versioned_name: bytes  # name TLV-VALUE ending in a version component
@@ -65,7 +71,7 @@ class Metadata(NamedTuple):
         return b"".join(out)
 
     @classmethod
-    def decode(cls, content: bytes) -> "Metadata":
+    def decode(cls, content: bytes) -> Metadata:
         """Parse metadata content; unknown non-critical TLVs are skipped, critical ones refused."""
         name = None
         fields: dict[str, object] = {}

@@ -10,10 +10,16 @@ complete TLV, type + length + value), which is exactly what sits on the wire aft
 ``07 LL`` header. That makes "is this Data under my prefix" a ``startswith`` on the buffer.
 """
 
-from collections.abc import Callable
-from typing import NamedTuple
+from __future__ import annotations
 
 from ndnsci import _digest
+from ndnsci._record import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NamedTuple as Fields
+else:  # NamedTuples to the type checker, without typing at run time (ndnsci._record)
+    from ndnsci._record import Fields
 
 # packet and field types (NDN packet format v0.3, NDNLPv2)
 INTEREST = 0x05
@@ -334,7 +340,7 @@ def signature_info(sig_type: int, key_name_value: bytes | None = None) -> bytes:
 # --- decoding (general path: metadata, first segment, control responses) ----------------------
 
 
-class DataPacket(NamedTuple):
+class DataPacket(Fields):
     """The fields of a Data packet ndnsci uses; ``signed`` is the signed portion."""
 
     name_value: bytes
@@ -405,7 +411,7 @@ def parse_data(wire: bytes | bytearray | memoryview) -> DataPacket:
     )
 
 
-class InterestPacket(NamedTuple):
+class InterestPacket(Fields):
     name_value: bytes
     can_be_prefix: bool
     must_be_fresh: bool
@@ -435,7 +441,7 @@ def parse_interest(wire: bytes | bytearray | memoryview) -> InterestPacket:
     return InterestPacket(name, cbp, mbf, nonce, lifetime)
 
 
-class LpFrame(NamedTuple):
+class LpFrame(Fields):
     """What NDNd's NDNLPv2 wrapper says about a network-layer packet."""
 
     start: int  # the wrapped packet, as offsets into the receive buffer

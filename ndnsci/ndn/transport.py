@@ -15,11 +15,14 @@ import _socket
 import contextlib
 import select
 import time
-from collections.abc import Sequence
 
 from ndnsci import _settings
+from ndnsci._record import TYPE_CHECKING
 from ndnsci.errors import TransportError
 from ndnsci.ndn import tlv
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 ENV = "NDN_CLIENT_TRANSPORT"
 RECV_BUFFER = 4 << 20  # what the receive buffer grows to while data comes faster than it is read

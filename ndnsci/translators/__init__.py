@@ -16,9 +16,11 @@ registry (dataclasses, importlib.metadata; DEVELOPERS.md "Start-up budget").
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci._record)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ndnsci.translators._core import (
         Aggregation,
         Correction,

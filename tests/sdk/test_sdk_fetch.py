@@ -162,3 +162,28 @@ def test_the_engines_paths_are_spelled_as_pathlib_spells_them():
             for _ in range(rng.randint(1, 3))
         ]
         assert _joined(*parts) == str(PurePosixPath(*parts)), parts
+
+
+def test_the_journals_lines_are_jsons():
+    """The journal writes its lines without json (which imports re and enum: DEVELOPERS.md,
+    "Start-up budget"): what json.dumps wrote, and what json reads back."""
+    import json
+    import random
+
+    from ndnsci._fetch import _line
+
+    rng = random.Random(14)
+    atoms = ["a", "/", "é", '"', "\\", "\n", "\x00", "\U0001f600", "\ud800", " ", "%41"]
+    for _ in range(2000):
+        entry = {
+            "name": "".join(rng.choice(atoms) for _ in range(rng.randint(0, 8))),
+            "path": "".join(rng.choice(atoms) for _ in range(rng.randint(0, 8))),
+            "size": rng.choice([0, 1, 30_000, 2**63, -1]),
+            "mtime_ns": rng.randrange(2**64),
+            "sha256": rng.randbytes(32).hex(),
+        }
+        assert _line(entry) == json.dumps(entry), entry
+        assert json.loads(_line(entry)) == entry
+    # anything else: json's own answer
+    odd = {"size": 1.5, "flag": True, "none": None, "list": [1], 3: "x"}
+    assert _line(odd) == json.dumps(odd)
