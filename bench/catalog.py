@@ -57,8 +57,11 @@ NDNSCI = Path(sys.executable).with_name("ndnsci")
 #: runs a command and prints its peak resident memory (KiB): a parent with no other child
 PEAK_OF_CHILD = (
     "import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(u.ru_maxrss, u.ru_utime + u.ru_stime); sys.exit(code)"
 )
+#: clock ticks per second of /proc/PID/stat's CPU times
+TICKS = os.sysconf("SC_CLK_TCK")
 
 CORPORA = ROOT / "tests" / "data" / "corpora"
 KEYS = ["product", "institute", "model", "experiment", "frequency", "realm", "table",
@@ -159,6 +162,7 @@ def http_publish(url: str, recs: list[dict[str, Any]], tmp: Path) -> dict[str, f
     server = Server(url)
     try:
         server.wait()
+        server_cpu = _cpu_of(server.process.pid)  # the index load and start-up left out
         started = time.perf_counter()
         client = subprocess.run(
             [sys.executable, "-c", PEAK_OF_CHILD, str(NDNSCI), "publish", "--records",
@@ -168,9 +172,13 @@ def http_publish(url: str, recs: list[dict[str, Any]], tmp: Path) -> dict[str, f
         elapsed = time.perf_counter() - started
         if client.returncode != 0:
             raise RuntimeError(f"the HTTP publish failed: {client.stderr}")
-        client_mb = int(client.stdout) / 1024
+        peak_kib, client_cpu = client.stdout.split()
+        client_mb = int(peak_kib) / 1024
         server_mb = server.peak_mb()
-        workers_mb = sum(_peak_mb(pid) for pid in server.children())
+        workers = server.children()
+        workers_mb = sum(_peak_mb(pid) for pid in workers)
+        server_cpu = _cpu_of(server.process.pid) - server_cpu
+        workers_cpu = sum(_cpu_of(pid) for pid in workers)
     finally:
         server.stop()
         lines.unlink()
@@ -179,7 +187,18 @@ def http_publish(url: str, recs: list[dict[str, Any]], tmp: Path) -> dict[str, f
         "client MB": client_mb,
         "server MB": server_mb,
         "workers MB": workers_mb,
+        # CPU µs per record of each process (user + system)
+        "client us": float(client_cpu) * 1e6 / len(recs),
+        "server us": server_cpu * 1e6 / len(recs),
+        "workers us": workers_cpu * 1e6 / len(recs),
     }
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used, from /proc/PID/stat."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def _peak_mb(pid: int) -> float:
@@ -321,7 +340,9 @@ def run(
     upgrade(url)
     wall, cpu = load(url, recs, tmp)
     figures = {"publish records/s": wall, "publish records/CPU-s": cpu}
-    print(f"{backend} n={n} publish: {wall:,.0f} records/s ({cpu:,.0f}/CPU-s)", flush=True)
+    print(f"{backend} n={n} publish: {wall:,.0f} records/s ({cpu:,.0f}/CPU-s, "
+          f"{1e6 / cpu:.1f} CPU µs per record)", flush=True)  # fmt: skip
+    print(f"load average: {os.getloadavg()[0]:.1f}", flush=True)
     http = http_publish(http_url, recs, tmp)
     figures["HTTP publish records/s"] = http["records/s"]
     memory = http["client MB"] + http["server MB"] + http["workers MB"]
@@ -331,6 +352,13 @@ def run(
     print(f"{backend} n={n} publish over HTTP, peak memory: {memory:,.0f} MB (client "
           f"{http['client MB']:,.0f} + server {http['server MB']:,.0f} + preparing "
           f"{http['workers MB']:,.0f})", flush=True)  # fmt: skip
+    for part in ("client", "server", "workers"):
+        figures[f"HTTP publish {part} CPU us"] = http[f"{part} us"]
+    total = http["client us"] + http["server us"] + http["workers us"]
+    print(f"{backend} n={n} publish over HTTP, CPU per record: client {http['client us']:.1f} "
+          f"+ server {http['server us']:.1f} + preparing {http['workers us']:.1f} = "
+          f"{total:.1f} µs", flush=True)  # fmt: skip
+    print(f"load average: {os.getloadavg()[0]:.1f}", flush=True)
     if publish_only:
         return figures
     figures["index load s"] = index_load_seconds(url)

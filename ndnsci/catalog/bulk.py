@@ -189,8 +189,11 @@ class Writer:
     def insert_fulltext(self, docs: list[tuple[int, str]]) -> None:
         self.many("INSERT INTO files_fts (rowid, doc) VALUES (?, ?)", docs)
 
-    def delete_fulltext(self, ids: list[int]) -> None:
-        self.many("DELETE FROM files_fts WHERE rowid = ?", [(i,) for i in ids])
+    def delete_fulltext(self, rows: list[tuple[int, str]]) -> None:
+        """Remove the free text of (id, document) rows. The FTS5 table is contentless (no copy
+        of the documents: migration ``2026_11_27_contentless_fulltext``): a row is removed by
+        giving its document again, exactly as it was inserted."""
+        self.many("INSERT INTO files_fts (files_fts, rowid, doc) VALUES ('delete', ?, ?)", rows)
 
     def add_tree_counts(self, rows: list[tuple[str, str, int, int]]) -> None:
         """Add (files, leaves) to each (parent, component), creating nodes; drop the nodes left
@@ -287,7 +290,8 @@ class PostgresWriter(Writer):
         if docs:
             self._copy("files_fts", ("file_id", "doc"), ((i, pg_vector(d)) for i, d in docs))
 
-    def delete_fulltext(self, ids: list[int]) -> None:
+    def delete_fulltext(self, rows: list[tuple[int, str]]) -> None:
+        ids = [file_id for file_id, _ in rows]
         self.many("DELETE FROM files_fts WHERE file_id = ANY(?)", [(ids,)] if ids else [])
 
     def _temp_tables(self) -> None:

@@ -28,15 +28,22 @@ PAGE_SIZE = 16384
 POOL_TIMEOUT = 10.0
 
 
-def make_engine(url: str, *, echo: bool = False, pool_size: int | None = None) -> Engine:
+def make_engine(
+    url: str,
+    *,
+    echo: bool = False,
+    pool_size: int | None = None,
+    pool_timeout: float = POOL_TIMEOUT,
+) -> Engine:
     """An engine for ``url``; a SQLite file's directory is created when missing.
 
-    ``pool_size``: exactly that many pooled connections (no overflow), else the driver's default.
+    ``pool_size``: exactly that many pooled connections (no overflow), else the driver's
+    default; a request waits ``pool_timeout`` seconds at most for one.
     """
     parsed = make_url(url)
     pool: dict[str, Any] = {}
     if pool_size is not None and parsed.database not in (None, "", ":memory:"):
-        pool = {"pool_size": pool_size, "max_overflow": 0, "pool_timeout": POOL_TIMEOUT}
+        pool = {"pool_size": pool_size, "max_overflow": 0, "pool_timeout": pool_timeout}
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(url, parsed.database, echo, pool)
     if parsed.drivername == "postgresql":

@@ -61,7 +61,12 @@ def document(
     original_path: str | None = None,
 ) -> str:
     """The searchable text of one file: name components, facet values, the original file name
-    and the directories of its original path, selected attributes."""
+    and the directories of its original path, selected attributes.
+
+    The SQLite table keeps no copy of it: a replaced or retracted file's row is removed by
+    making its document again from the published row (``ingest._old_document``), which must
+    give exactly what was inserted. A change here needs a migration that rebuilds
+    ``files_fts`` (docs/catalog.md, "Schema")."""
     found = dict.fromkeys([*components, *facets.values()])
     found.pop(None, None)  # a facet without a value
     sources = cast("dict[str, None]", found)

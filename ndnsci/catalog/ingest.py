@@ -44,7 +44,7 @@ from sqlalchemy.orm import Session
 
 from ndnsci.catalog import bulk, fulltext
 from ndnsci.catalog.errors import ConflictError
-from ndnsci.catalog.records import SITE_FACET, Record
+from ndnsci.catalog.records import SITE_FACET, Record, name_components
 
 CHUNK = 500  # bound parameters per IN list: far under every backend's limit
 #: a ``tree_nodes`` delta: (parent, component, files, leaves)
@@ -187,7 +187,9 @@ class _Batch:
     changes: list[tuple[Any, ...]] = field(default_factory=list)
     conflicts: list[tuple[Any, ...]] = field(default_factory=list)
     fts_docs: list[tuple[int, str]] = field(default_factory=list)
-    fts_deletes: list[int] = field(default_factory=list)
+    #: (id, document) of the free-text rows to remove: the SQLite table holds no copy of the
+    #: documents, so a row is removed by giving its document again (:func:`_old_document`)
+    fts_deletes: list[tuple[int, str]] = field(default_factory=list)
     #: tree count deltas (parent, component, files, leaves), summed per node
     tree: list[TreeRow] = field(default_factory=list)
     #: files added (or removed, negative) per parent directory, on top of ``tree``
@@ -197,7 +199,7 @@ class _Batch:
         """The published version ``old`` goes to the history and leaves the counts."""
         kept = {k: v for k, v in old.items() if k not in ("id", "packed")}
         self.history.append((old["name"], old["version"], bulk.dump_json(kept), seq, self.stamp))
-        self.fts_deletes.append(old["id"])
+        self.fts_deletes.append((old["id"], _old_document(old)))
 
     def write(self, writer: bulk.Writer) -> None:
         writer.insert_history(self.history)
@@ -492,6 +494,18 @@ def retract(session: Session, name: str, *, origin: str | None = None) -> int | 
     state.bytes -= old["size"] or 0
     state.save()
     return seq
+
+
+def _old_document(old: dict[str, Any]) -> str:
+    """The free-text document a published row was given: :func:`prepare` made it from the
+    same fields, which the row holds as published (JSON round-trips keep the key order)."""
+    return fulltext.document(
+        name_components(old["name"]),
+        old["facets"] or {},
+        old["metadata"],
+        old["original"],
+        old["original_path"],
+    )
 
 
 def _old_evidence(old: dict[str, Any]) -> tuple[str | None, str | None, str | None]:

@@ -42,9 +42,15 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
     """An app serving the catalog at ``settings.db`` (or on ``engine``, which the caller owns).
 
-    Three engines on the database: the requests' pool (one connection per turn of the
-    admission lanes), one connection for the facet index's syncs and one for ``/health``, so
-    that none of them waits for another's connections.
+    Four engines on the database: the requests' pool (one connection per turn of the
+    admission lanes), one connection for the writes of ``POST /publish``, one for the facet
+    index's syncs and one for ``/health``, so that none of them waits for another's connections.
+
+    Publishes are written on one connection of their own (when the app owns a file or server
+    database): a SQLite connection's page cache is dropped whenever another connection has
+    committed, so publishes taking turns over the pool re-read the name, tree and free-text
+    indexes for every batch, and each pooled connection grew its own publishing cache
+    (``bulk.PUBLISH_CACHE_KIB``); the server peaked at 1.26 GB for a million files.
     """
     settings = settings or get_settings()
     owned = engine is None
@@ -52,6 +58,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     pool_size = admission.connections + SPARE_CONNECTIONS
     engine = engine or make_engine(settings.db, echo=settings.echo_sql, pool_size=pool_size)
     index_engine = make_engine(engine_url(engine), pool_size=1)
+    publish_engine = _publish_engine(engine, settings) if owned else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -64,6 +71,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         app.state.preparer.close()
         app.state.probe.close()
         index_engine.dispose()
+        if publish_engine is not None:
+            publish_engine.dispose()
         if owned:
             engine.dispose()
 
@@ -76,6 +85,11 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.publish_engine = publish_engine
+    #: sessions for the writes of POST /publish (None: the request's own session)
+    app.state.publish_sessionmaker = (
+        make_sessionmaker(publish_engine) if publish_engine is not None else None
+    )
     app.state.probe = Probe(engine_url(engine))
     # one facet index per process, following the database (tests may swap its source)
     app.state.index = FacetIndex(engine_source(index_engine))
@@ -110,6 +124,14 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         app.add_exception_handler(busy, _busy)
     _mount_portal(app, settings)  # last: the API routes above take precedence over the static files
     return app
+
+
+def _publish_engine(engine: Engine, settings: Settings) -> Engine | None:
+    """One connection for the publishes (a publish waits for it as long as for its turn), or
+    None for an in-memory database (another engine would open another database)."""
+    if engine.url.database in (None, "", ":memory:") and engine.dialect.name == "sqlite":
+        return None
+    return make_engine(engine_url(engine), pool_size=1, pool_timeout=settings.write_wait_seconds)
 
 
 #: the longest an invalid value is quoted back in a 422 (a 100 MB value is not echoed)

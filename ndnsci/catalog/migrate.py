@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
 SCRIPT_LOCATION = "ndnsci.catalog:migrations"
@@ -24,3 +26,19 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 def upgrade(url: str | None = None, *, connection: Connection | None = None) -> None:
     """Bring the database at ``url`` (or on ``connection``) to the newest schema."""
     command.upgrade(alembic_config(url, connection), "head")
+
+
+def schema_behind(url: str) -> tuple[str | None, str] | None:
+    """None when the database at ``url`` is at the newest schema, else (its revision, None for
+    an empty database; the newest one)."""
+    from ndnsci.catalog.database import make_engine
+
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+    finally:
+        engine.dispose()
+    return None if current == head else (current, head)

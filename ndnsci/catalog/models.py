@@ -13,8 +13,9 @@ Layout, and why:
 - ``tree_nodes``: every directory-like prefix of the names with the number of files under it,
   maintained on publish: autocomplete and browsing read the children of one parent as a range
   of the primary key (parent, component).
-- ``files_fts``: free text (created by the migration per backend: FTS5 on SQLite, a tsvector
-  with a GIN index on PostgreSQL); see :mod:`ndnsci.catalog.fulltext`.
+- ``files_fts``: free text (created by the migration per backend: a contentless FTS5 table on
+  SQLite, the index without a copy of the documents; a tsvector with a GIN index on
+  PostgreSQL); see :mod:`ndnsci.catalog.fulltext`.
 - ``changes``: the ordered change feed for mirrors and for the facet index (``file_id`` says
   which row to re-read); ``catalog_state`` (one row) holds the last sequence number and running
   totals, and its row lock serialises publishers so sequence numbers

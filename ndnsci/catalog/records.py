@@ -106,10 +106,15 @@ class Record:
 
     @property
     def components(self) -> list[str]:
-        name = self.name  # canonical (normalize_name): anything but A-Z a-z 0-9 - . _ ~ escaped
-        if "%" not in name and "/." not in name:  # nothing escaped, no all-period component
-            return name[1:].split("/")
-        return split_name(name)
+        return name_components(self.name)
+
+
+def name_components(name: str) -> list[str]:
+    """The components of a canonical name (:func:`normalize_name`), unescaped."""
+    # canonical: anything but A-Z a-z 0-9 - . _ ~ escaped
+    if "%" not in name and "/." not in name:  # nothing escaped, no all-period component
+        return name[1:].split("/")
+    return split_name(name)
 
 
 def normalize_name(name: object) -> str:

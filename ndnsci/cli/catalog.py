@@ -116,12 +116,23 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from ndnsci.catalog.config import Settings
     from ndnsci.catalog.main import create_app
-    from ndnsci.catalog.migrate import upgrade
+    from ndnsci.catalog.migrate import schema_behind, upgrade
 
     sys.setswitchinterval(SWITCH_SECONDS)
     settings = Settings(db=db_url(args))
     if not args.no_migrate:
         upgrade(settings.db)
+    elif (behind := schema_behind(settings.db)) is not None:
+        # e.g. a catalog made by an earlier version: its free text would fail at the first
+        # replace or retract (the FTS5 table became contentless in 2026_11_27)
+        current, head = behind
+        print(
+            f"ndnsci catalog serve: the catalog {_safe(settings.db)} has schema "
+            f"{current or '(none)'}, this version needs {head}: run `ndnsci catalog migrate "
+            "--db URL` first (or serve without --no-migrate, which migrates it)",
+            file=sys.stderr,
+        )
+        return 2
     print(
         f"catalog of {_safe(settings.db)} at http://{args.host}:{args.port}/api/v1/",
         file=sys.stderr,

@@ -306,3 +306,26 @@ def test_records_published_through_a_catalog_server(fresh_db_url, capsys, tmp_pa
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_serve_without_migrating_refuses_an_older_schema(fresh_db_url, capsys):
+    """`serve --no-migrate` on a catalog of an earlier version (here: before the contentless
+    free text) says what to do instead of failing at the first replace or retract."""
+    from alembic import command
+
+    from ndnsci.catalog.migrate import alembic_config, schema_behind
+    from ndnsci.cli import main
+
+    assert schema_behind(fresh_db_url) is None
+    command.downgrade(alembic_config(fresh_db_url), "2026_11_23_token_expiry")
+    assert schema_behind(fresh_db_url) == (
+        "2026_11_23_token_expiry",
+        "2026_11_27_contentless_fulltext",
+    )
+    assert main(["catalog", "serve", "--db", fresh_db_url, "--no-migrate"]) == 2
+    err = capsys.readouterr().err
+    assert "has schema 2026_11_23_token_expiry" in err
+    assert "needs 2026_11_27_contentless_fulltext" in err
+    assert "run `ndnsci catalog migrate --db URL` first" in err
+    assert main(["catalog", "migrate", "--db", fresh_db_url]) == 0
+    assert schema_behind(fresh_db_url) is None

@@ -9,13 +9,17 @@ from typing import Any
 from alembic import command
 from sqlalchemy import text
 
+from ndnsci.catalog import fulltext
 from ndnsci.catalog.bulk import HEAD, unpack_ids
 from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import make_engine
+from ndnsci.catalog.database import make_engine, make_sessionmaker
+from ndnsci.catalog.ingest import publish
 from ndnsci.catalog.main import create_app
 from ndnsci.catalog.migrate import alembic_config
+from ndnsci.catalog.records import parse_record
 
 from .conftest import Client
+from .corpus import cmip5_records
 
 INITIAL = "2026_11_22_initial"
 NAME = "/CMIP5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/v1/tas/tas_x_185001-200512.nc"
@@ -110,3 +114,58 @@ def test_downgrade_restores_the_initial_schema(fresh_db_url: str) -> None:
     assert _one(fresh_db_url, "SELECT count FROM facet_values WHERE id = 1") == (1,)
     assert _one(fresh_db_url, "SELECT files FROM tree_nodes WHERE path = '/CMIP5'") == (1,)
     command.upgrade(alembic_config(fresh_db_url), "head")
+
+
+BEFORE_CONTENTLESS = "2026_11_23_token_expiry"
+
+
+def _matches(url: str, word: str) -> list[int]:
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        sql, param = fulltext.matching_sql(conn.dialect.name, word)
+        ids = sorted(i for (i,) in conn.exec_driver_sql(sql, (param,)))
+    engine.dispose()
+    return ids
+
+
+def _publish(url: str, records: list[dict[str, Any]]) -> None:
+    engine = make_engine(url)
+    with make_sessionmaker(engine)() as session:
+        publish(session, [parse_record(r) for r in records])
+        session.commit()
+    engine.dispose()
+
+
+def test_the_free_text_of_a_catalog_made_before_it_was_contentless(fresh_db_url: str) -> None:
+    """A catalog whose FTS5 table kept the documents (main before 2026-11-27) is converted in
+    place: the same ids match, replacing and retracting work on it, and the downgrade makes
+    the documents again from the files."""
+    records = list(cmip5_records()[:3])
+    records[0] = {**records[0], "metadata": {"title": "quokka run"}}
+    command.downgrade(alembic_config(fresh_db_url), BEFORE_CONTENTLESS)
+    _publish(fresh_db_url, records)  # written as then: the FTS5 table with its content
+    sqlite = fresh_db_url.startswith("sqlite")
+    if sqlite:
+        (sql,) = _one(fresh_db_url, "SELECT sql FROM sqlite_master WHERE name = 'files_fts'")
+        assert "content=" not in sql
+    before = {w: _matches(fresh_db_url, w) for w in ("quokka", "tas", "cmip5", "amon")}
+    assert before["quokka"] == [1] and len(before["cmip5"]) == 3
+    command.upgrade(alembic_config(fresh_db_url), "head")
+    if sqlite:
+        (sql,) = _one(fresh_db_url, "SELECT sql FROM sqlite_master WHERE name = 'files_fts'")
+        assert "content=''" in sql
+        # the documents are no longer stored twice
+        assert _one(fresh_db_url, "SELECT count(*) FROM sqlite_master WHERE name = "
+                    "'files_fts_content'") == (0,)  # fmt: skip
+    assert {w: _matches(fresh_db_url, w) for w in before} == before
+    # a replaced file's old words leave the index (its document is made from its row)
+    _publish(fresh_db_url, [{**records[0], "metadata": {"title": "wombat"}, "version": "2"}])
+    assert _matches(fresh_db_url, "quokka") == [] and _matches(fresh_db_url, "wombat") == [1]
+    command.downgrade(alembic_config(fresh_db_url), BEFORE_CONTENTLESS)
+    if sqlite:
+        docs = _one(fresh_db_url, "SELECT group_concat(doc, '|') FROM files_fts")[0].split("|")
+        assert len(docs) == 3 and any(" wombat" in d for d in docs)
+    assert _matches(fresh_db_url, "wombat") == [1] and _matches(fresh_db_url, "quokka") == []
+    assert _matches(fresh_db_url, "cmip5") == before["cmip5"]
+    command.upgrade(alembic_config(fresh_db_url), "head")
+    assert _matches(fresh_db_url, "wombat") == [1]

@@ -8,8 +8,14 @@ from typing import Any
 
 import pytest
 
+from ndnsci.catalog import fulltext
+from ndnsci.catalog.config import Settings
+from ndnsci.catalog.database import make_engine, make_sessionmaker
+from ndnsci.catalog.main import create_app
+from ndnsci.catalog.tokens import create_token
+
 from . import consistency
-from .conftest import ndjson
+from .conftest import Client, ndjson
 from .corpus import cmip5_records
 
 RECORD = cmip5_records()[0]
@@ -41,6 +47,38 @@ def test_a_new_version_replaces_and_keeps_history(client, publish, session):
     # the old facet value no longer counts, the new one does
     counts = client.get("/search", params={"facets": "experiment"}).json()["facets"]["experiment"]
     assert counts == {"rcp85": 1}
+    assert consistency.check(session) == 1
+
+
+def test_replaced_and_retracted_records_leave_the_free_text(client, publish, token, session):
+    """The SQLite free-text table keeps no copy of the documents: a replaced or retracted
+    file's document is made again from its row to remove it; none of its words may stay."""
+    metadata = {"title": "quokka run", "variables": {"tas": {"long_name": "Numbat"}}}
+    first = {**RECORD, "name": RECORD["name"].replace("/tas_", "/Quoll%20tas_"),
+             "version": "1", "original_path": "old/dir/x.nc", "metadata": metadata}  # fmt: skip
+    first["facets"] = {**RECORD["facets"], "geo": "Tasmania"}
+    publish([first])
+
+    def found(word: str) -> list[str]:
+        answer = client.get("/search", params={"q": word}).json()
+        return [r["name"] for r in answer["results"]]
+
+    assert found("quokka") == found("numbat") == found("quoll") == [first["name"]]
+    assert found("tasmania") == [first["name"]]
+    changed = copy.deepcopy(first)
+    changed["metadata"]["title"] = "wombat run"
+    changed["facets"]["geo"] = "rcp85"
+    assert publish([{**changed, "version": "2"}])["replaced"] == 1
+    assert found("quokka") == [] and found("tasmania") == []
+    assert found("wombat") == found("rcp85") == found("numbat") == [first["name"]]
+    assert client.delete("/files" + first["name"], headers=auth(token)).status_code == 200
+    dialect = session.connection().dialect.name
+    for word in ("wombat", "rcp85", "numbat", "quoll", "old", "dir", "tas"):
+        # not only hidden by the index (a retracted id is not alive): gone from the table
+        sql, param = fulltext.matching_sql(dialect, word)
+        assert session.connection().exec_driver_sql(sql, (param,)).all() == [], word
+    publish([RECORD])  # the id of the retracted file is taken again
+    assert found("wombat") == found("old") == [] and found("tas") == [RECORD["name"]]
     assert consistency.check(session) == 1
 
 
@@ -298,3 +336,30 @@ def test_the_original_name_is_the_last_component_of_the_input(given, original):
     from ndnsci.catalog.records import parse_record
 
     assert parse_record({**RECORD, "input": given}).original == original
+
+
+def test_a_server_writes_its_publishes_on_a_connection_of_its_own(fresh_db_url):
+    """A server that owns its database writes every publish on one connection of its own
+    (a SQLite connection's page cache is dropped when another one commits); the requests'
+    pool and the searches see what it committed."""
+    app = create_app(Settings(db=fresh_db_url, max_publish_records=1000))
+    engine = make_engine(fresh_db_url)
+    with make_sessionmaker(engine)() as session:
+        token = create_token(session, "one-connection")
+        session.commit()
+    client = Client(app)
+    try:
+        assert app.state.publish_engine.pool.size() == 1
+        records = list(cmip5_records()[:20])
+        for part in (records[:10], records[10:]):
+            response = client.post("/publish", content=ndjson(part), headers=auth(token))
+            assert response.status_code == 200 and response.json()["inserted"] == 10
+        assert app.state.publish_engine.pool.checkedin() == 1
+        assert client.get("/search").json()["total"] == 20
+    finally:
+        client.close()
+        app.state.publish_engine.dispose()
+        app.state.engine.dispose()
+        engine.dispose()
+    # an in-memory database has no second engine: another one would open another database
+    assert create_app(Settings(db="sqlite://")).state.publish_engine is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -76,8 +77,12 @@ async def publish_records(
     prepared = batch.prepared
 
     def write() -> PublishResponse:
-        result = publish(session, prepared)
-        session.commit()
+        # on the publishes' own connection when the server has one: its page cache stays valid
+        # from one batch to the next (main.create_app)
+        sessions = request.app.state.publish_sessionmaker
+        with sessions() if sessions is not None else contextlib.nullcontext(session) as writing:
+            result = publish(writing, prepared)
+            writing.commit()
         conflicting = [{"name": n, "held_by": site} for n, site in result.conflicts]
         return PublishResponse.model_validate({**result.to_dict(), "conflicting": conflicting})
 
