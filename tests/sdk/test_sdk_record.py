@@ -145,7 +145,9 @@ def test_the_fetch_paths_records() -> None:
     assert "signature_value" in DataPacket._fields
     assert PublisherKey("k", b"pem").name == "k"
     assert len(Settings._fields) == len(Settings.__annotations__)
-    assert Job._fields == ("name", "part", "state", "resume", "options", "progress", "stop", "settled")
+    assert Job._fields == (
+        "name", "part", "state", "resume", "options", "progress", "stop", "settled",
+    )  # fmt: skip
 
 
 def test_a_protocol_is_a_base_not_an_object() -> None:
