@@ -66,11 +66,16 @@ def make_memory() -> Memory:
     return PLANE
 
 
+def register(monkeypatch, name: str, factory: str):
+    """Register this module's ``factory`` as transport ``name`` (as a plugin would be)."""
+    monkeypatch.setitem(transports.BUILTIN, name, f"{__name__}:{factory}")
+    transports.get_transport.cache_clear()
+
+
 @pytest.fixture
 def memory(monkeypatch):
-    """The in-memory transport, registered as ``memory`` (as a plugin would be)."""
-    monkeypatch.setitem(transports.BUILTIN, "memory", f"{__name__}:make_memory")
-    transports.get_transport.cache_clear()
+    """The in-memory transport, registered as ``memory``."""
+    register(monkeypatch, "memory", "make_memory")
     PLANE.script, PLANE.jobs = [], []
     yield PLANE
     transports.get_transport.cache_clear()
@@ -188,8 +193,7 @@ def make_settling() -> Settling:
 @pytest.fixture
 def settling(monkeypatch):
     """The transport above, registered as ``settling``."""
-    monkeypatch.setitem(transports.BUILTIN, "settling", f"{__name__}:make_settling")
-    transports.get_transport.cache_clear()
+    register(monkeypatch, "settling", "make_settling")
     yield SETTLING
     transports.get_transport.cache_clear()
 
