@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # typing is not on a fetch's way to its first byte (ndnsci._r
     Layout: TypeAlias = Literal["drs", "flat"]
 JOURNAL = ".ndnsci-fetch.jsonl"
 RETRY_DELAY = 1.0  # seconds before the first retry; doubled each time
+SEGMENT_DIGESTS = ("auto", "always")  # FetchOptions.segment_digests
 LOCK_POLL = 0.1  # seconds between two looks at a .part another fetch holds
 HASH_CHUNK = 1 << 20
 
@@ -526,13 +527,15 @@ class _Engine:
         if not resume:
             part.reset()
         delay = RETRY_DELAY
+        options, checked_again = self.options, None
         while True:
             outcome.attempts += 1
             disk = part.follow()
             job = Job(
-                wanted.name, str(part.path), str(part.state), resume, self.options,
+                wanted.name, str(part.path), str(part.state), resume, options,
                 self._progress(wanted.name), self.stop, disk.settled,
             )  # fmt: skip
+            received = None
             try:
                 try:
                     received = self.transport.receive(job)
@@ -540,18 +543,30 @@ class _Engine:
                 finally:
                     disk.close()
                 _check_published(wanted.name, digest, received)
+                if checked_again:
+                    received.warnings.append(checked_again)
                 return received, digest
             except (FetchTimeout, TransportError, IntegrityError) as exc:
                 # worth another try: a restarted forwarder or producer (the .part keeps what
                 # arrived), a corrupt copy (then from nothing: every segment is suspect)
-                if outcome.attempts > self.retries:
-                    raise
-                if self.stop.wait(delay):
-                    raise Cancelled from exc
                 resume = not isinstance(exc, IntegrityError)
+                if not resume and received is not None and received.digests_deferred:
+                    # the segments' digests were left to the file's SHA-256, which failed:
+                    # again at once, whatever the retries, every segment checked as it arrives
+                    # (a bad one is refused and asked for again: the fetch can still succeed)
+                    options = options._replace(segment_digests="always")
+                    checked_again = (
+                        "the file's SHA-256 did not match the published one: fetched again "
+                        "from nothing, checking every segment's digest"
+                    )
+                else:
+                    if outcome.attempts > self.retries:
+                        raise
+                    if self.stop.wait(delay):
+                        raise Cancelled from exc
+                    delay *= 2
                 if not resume:
                     part.reset()
-                delay *= 2
 
     def _check_catalog(self, wanted: ManifestEntry, digest: str, size: int, part: _Part) -> None:
         problem = None
@@ -622,6 +637,10 @@ def _engine(
 ) -> Iterator[_Engine]:
     plane = get_transport(transport)
     opts = options or FetchOptions()
+    if opts.segment_digests not in SEGMENT_DIGESTS:
+        raise ValueError(
+            f"segment_digests={opts.segment_digests!r}: {' or '.join(map(repr, SEGMENT_DIGESTS))}"
+        )
     out = _joined(os.fspath(dest))
     os.makedirs(out, exist_ok=True)
     if check:

@@ -67,6 +67,10 @@ class FetchOptions(Fields):
     stall_seconds: float = STALL_SECONDS
     checksum_wait: float = CHECKSUM_WAIT_SECONDS
     forwarder: str | None = None  # face URI; None: $NDN_CLIENT_TRANSPORT, else ndnsci's own
+    # "auto": a segment's SHA-256 digest is left to the whole-file SHA-256 when the producer
+    # published one (the engine checks the file on disk against it, and on a mismatch fetches
+    # it again with "always"); "always": every segment's digest is checked as it arrives
+    segment_digests: str = "auto"
 
 
 class Cancelled(Exception):
@@ -108,6 +112,7 @@ class Received(Record):
         congestion_marks: int = 0,
         resumed_segments: int = 0,
         warnings: list[str] | None = None,
+        digests_deferred: bool = False,  # segments' digests left to the whole-file SHA-256
     ) -> None:
         self.size = size
         self.published_sha256 = published_sha256
@@ -120,6 +125,7 @@ class Received(Record):
         self.congestion_marks = congestion_marks
         self.resumed_segments = resumed_segments
         self.warnings: list[str] = [] if warnings is None else warnings
+        self.digests_deferred = digests_deferred
 
 
 class Transport(Protocol):

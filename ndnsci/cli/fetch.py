@@ -78,6 +78,12 @@ def options() -> list[Option]:
                                 "help": "tries again after a timeout (2)"}),
         (None, ("--resume",), {"action": "store_true",
                                "help": "NAMEs: skip complete files, continue partial ones"}),
+        (None, ("--segment-digests",), {
+            "choices": ("auto", "always"), "default": "auto",
+            "help": "auto: leave each segment's digest to the file's published SHA-256 (checked "
+            "on disk; on a mismatch the file is fetched again, every segment checked); always: "
+            "check every segment as it arrives",
+        }),
         (None, ("--trust",), {"metavar": "KEYID",
                               "help": "require metadata signed by this key id"}),
         (None, ("--engine", "--transport"), {
@@ -182,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         max_window=max(args.max_window, args.window),
         lifetime_ms=args.lifetime,
         trust_key=args.trust,
+        segment_digests=args.segment_digests,
     )
     try:
         items = args.names or (_from_query(args) if args.query else _from_manifest(args.manifest))

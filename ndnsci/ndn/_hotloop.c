@@ -274,7 +274,7 @@ static int on_data(Core *c, PyObject *t, Scalars *s, PyObject *buf, const uint8_
     const uint8_t *sig = NULL, *sig_end = content_end ? tlv_value(content_end, end, &sig) : NULL;
     if (sig_end == NULL || sig_end - sig < 3)
         return reject(c, t, s, seg, PyUnicode_FromString("malformed Data"));
-    if (sig[2] == SIG_DIGEST_SHA256) {
+    if (sig[2] == SIG_DIGEST_SHA256 && c->sha256 != Py_None) { /* None: deferred */
         const uint8_t *value;
         const uint8_t *value_end = *sig_end == T_SIGNATURE_VALUE && sig_end < end
                                        ? tlv_value(sig_end, end, &value)

@@ -25,7 +25,7 @@ class Core:
         interests: _Layout,
         fresh_interests: _Layout,
         hook: bool,
-        sha256: Callable[..., Any],
+        sha256: Callable[..., Any] | None,  # None: segment digests are deferred
         tlv_error: type[Exception],
     ) -> None: ...
     def receive(self, transfer: object, buf: bytearray, start: int, end: int) -> int: ...

@@ -316,7 +316,11 @@ class Transfer:
         opts: FetchOptions,
         result: Received,
         progress: ProgressFn | None,
+        defer_digests: bool = False,
     ) -> None:
+        """``defer_digests``: leave each segment's SHA-256 digest unchecked when the producer
+        published the whole file's SHA-256 and the caller checks the file against it (as the
+        fetch engine does on disk); never for a subclass that streams the content on."""
         assert target.last_segment is not None and target.segment_size is not None
         self.face = face
         self.target = target
@@ -340,7 +344,12 @@ class Transfer:
         self.remaining = self.last + 1 - sum(state.done)
         self.received_bytes = (self.last + 1 - self.remaining) * self.segment_size
         self.total = target.size if target.size is not None else (self.last + 1) * self.segment_size
-        self.sha256 = _digest.sha256(self.total)  # the segments' digests: a small file's
+        deferred = (
+            defer_digests and target.sha256 is not None and type(self)._write is Transfer._write
+        )
+        result.digests_deferred = deferred
+        # the segments' digests (a small file's hash is cheaper to make at once); None: deferred
+        self.sha256 = None if deferred else _digest.sha256(self.total)
         self.last_size: int | None = (
             target.size - self.last * self.segment_size if (target.size is not None) else None
         )
@@ -572,7 +581,7 @@ class Transfer:
         sig_len, sig_start = tlv.read_varnum(buf, content_end + 1)
         sig_end = sig_start + sig_len
         view = self.face.view
-        if buf[sig_start + 2] == tlv.SIG_DIGEST_SHA256:
+        if buf[sig_start + 2] == tlv.SIG_DIGEST_SHA256 and self.sha256 is not None:
             digest = self.sha256(view[p:sig_end]).digest()
             if buf[sig_end] != tlv.SIGNATURE_VALUE or buf[sig_end + 2 : sig_end + 34] != digest:
                 return self._reject(seg, "digest mismatch")
@@ -650,9 +659,11 @@ class PythonTransport:
                 raise Cancelled
             job.progress(done, total)
 
+        # the engine checks the file on disk against the published SHA-256: the segments'
+        # digests can wait for it (FetchOptions.segment_digests)
         return receive(
             job.name, job.part, job.state, resume=job.resume, opts=job.options, progress=progress,
-            settled=job.settled,
+            settled=job.settled, defer_digests=job.options.segment_digests == "auto",
         )  # fmt: skip
 
 
@@ -666,9 +677,11 @@ def receive(
     progress: ProgressFn | None = None,
     face: Face | None = None,
     settled: Callable[[int], None] | None = None,
+    defer_digests: bool = False,
 ) -> Received:
     """Write the file named ``uri`` into ``part`` (its bitmap in ``state``); see
-    :meth:`ndnsci.transports.Transport.receive`.
+    :meth:`ndnsci.transports.Transport.receive`. ``defer_digests``: see :class:`Transfer` (only
+    for a caller that checks the whole file against ``published_sha256`` itself).
 
     Raises NotFoundError, IntegrityError, FetchTimeout (all FetchError) or TransportError.
     """
@@ -684,7 +697,7 @@ def receive(
         # a forwarder restart replaces the face: keep the live one
         face = _transfer_file(
             face, target, part=part, state_path=state, resume=resume, opts=opts,
-            received=received, progress=progress, settled=settled,
+            received=received, progress=progress, settled=settled, defer_digests=defer_digests,
         )  # fmt: skip
         return received
     finally:
@@ -703,6 +716,7 @@ def _transfer_file(
     received: Received,
     progress: ProgressFn | None,
     settled: Callable[[int], None] | None = None,
+    defer_digests: bool = False,
 ) -> Face:
     """Fetch ``target`` into ``part``; returns the face in use (new if the forwarder restarted)."""
     state = _State(state_path, target, resume)
@@ -711,8 +725,9 @@ def _transfer_file(
     transfer: Transfer | None = None
     try:
         transfer = Transfer(
-            face, target, fd=fd, state=state, opts=opts, result=received, progress=progress
-        )
+            face, target, fd=fd, state=state, opts=opts, result=received, progress=progress,
+            defer_digests=defer_digests,
+        )  # fmt: skip
         transfer.settled = settled
         transfer.run()
         face = transfer.face

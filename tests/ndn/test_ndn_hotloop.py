@@ -85,16 +85,35 @@ def test_both_loops_read_ndnd_put(fw, ndnd_binary, tmp_path, monkeypatch):
     assert counters(got["c"][0]) == counters(got["python"][0])
 
 
-def test_both_loops_reject_tampered_segments_alike(fw, tmp_path, monkeypatch):
+@pytest.mark.parametrize("digests", ["always", "auto"])
+def test_both_loops_reject_tampered_segments_alike(fw, tmp_path, monkeypatch, digests):
     data = os.urandom(60 * SEG + 123)
     got = {}
     for loop in LOOPS:
-        uri = f"/test/hotloop/tamper-{loop}"
+        uri = f"/test/hotloop/tamper-{digests}-{loop}"
         with EvilProducer(uri, data, lambda seg, n: seg in (0, 7, 59, 60) and n == 0):
-            got[loop] = fetch_with(loop, monkeypatch, uri, tmp_path)
+            got[loop] = fetch_with(
+                loop, monkeypatch, uri, tmp_path, options=FetchOptions(segment_digests=digests)
+            )
     assert got["c"][1] == got["python"][1] == data
     assert got["c"][0].rejected == got["python"][0].rejected == 4
     assert counters(got["c"][0])[1:5] == counters(got["python"][0])[1:5]
+    # auto: the first fetch left the digests to the file's SHA-256, which caught the segments
+    assert got["c"][0].attempts == got["python"][0].attempts == (1 if digests == "always" else 2)
+
+
+def test_both_loops_defer_digests_alike(fw, tmp_path, monkeypatch):
+    data = os.urandom(60 * SEG + 123)
+    got = {}
+    for loop in LOOPS:
+        monkeypatch.setenv(consumer.HOTLOOP_ENV, loop)
+        uri = f"/test/hotloop/defer-{loop}"
+        part = str(tmp_path / f"{loop}.part")
+        with EvilProducer(uri, data, lambda seg, n: seg in (0, 7, 59, 60) and n == 0):
+            received = consumer.receive(uri, part, part + ".state", defer_digests=True)
+        got[loop] = (received.digests_deferred, received.rejected, Path(part).read_bytes())
+    assert got["c"] == got["python"]
+    assert got["c"][:2] == (True, 0) and got["c"][2] != data  # written unchecked
 
 
 def test_both_loops_give_up_on_an_always_tampered_segment_alike(fw, tmp_path, monkeypatch):

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from support import Serve
+from support import Serve, run_cli
 
 from ndnsci._fetch import fetch_file
 from ndnsci._progress import NoProgress
-from ndnsci.errors import FetchTimeout, IntegrityError
-from ndnsci.ndn import control, keys, rdr, tlv
+from ndnsci.errors import FetchTimeout, IntegrityError, NotFoundError
+from ndnsci.ndn import consumer, control, keys, rdr, tlv
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
-from ndnsci.transports import FetchOptions
+from ndnsci.transports import FetchOptions, Received
 
 SEG = 1000
 
@@ -165,10 +167,88 @@ def test_a_forged_metadata_signature_is_refused(fw, tmp_path, publisher):
 
 def test_tampered_segment_is_rejected_and_fetched_again(fw, tmp_path):
     data = os.urandom(50 * SEG + 17)
+    opts = FetchOptions(segment_digests="always")
     with EvilProducer("/test/evil/once", data, lambda seg, n: seg in (3, 40) and n == 0):
-        result = fetch_file("/test/evil/once", str(tmp_path))
+        result = fetch_file("/test/evil/once", str(tmp_path), options=opts)
     assert (tmp_path / "once").read_bytes() == data
     assert result.rejected == 2 and result.checksum == "verified"
+    assert result.attempts == 1 and not result.warnings
+
+
+def test_with_deferred_digests_a_tampered_segment_costs_a_checked_second_fetch(fw, tmp_path):
+    """The default: the segments' digests are left to the published whole-file SHA-256; the
+    tampered copy fails it, and the file is fetched again with every segment checked."""
+    data = os.urandom(50 * SEG + 17)
+    with EvilProducer("/test/evil/deferred", data, lambda seg, n: seg in (3, 40) and n == 0):
+        result = fetch_file("/test/evil/deferred", str(tmp_path))
+    assert (tmp_path / "deferred").read_bytes() == data
+    assert result.checksum == "verified" and result.sha256 == hashlib.sha256(data).hexdigest()
+    assert result.attempts == 2  # whatever the retries (fetch_file's default: none)
+    # NDNd cached the tampered segments: the checked fetch refuses them, asks past the cache
+    assert result.rejected == 2
+    assert result.warnings == [
+        "the file's SHA-256 did not match the published one: fetched again from nothing, "
+        "checking every segment's digest"
+    ]
+
+
+def test_deferred_digests_leave_tampered_bytes_to_the_caller(fw, tmp_path):
+    """What deferring means at the transport: the tampered bytes are written, unchecked, and
+    the report says so (the engine's check of the file catches them, as above)."""
+    data = os.urandom(20 * SEG)
+    part = str(tmp_path / "f.part")
+    with EvilProducer("/test/evil/unchecked", data, lambda seg, n: seg == 4 and n == 0):
+        received = consumer.receive("/test/evil/unchecked", part, part + ".state",
+                                    defer_digests=True)  # fmt: skip
+    got = Path(part).read_bytes()
+    assert received.digests_deferred and received.rejected == 0
+    assert got != data and got[4 * SEG + 1 :] == data[4 * SEG + 1 :]
+    assert received.published_sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_digests_are_checked_without_a_published_sha256_or_when_streaming(
+    fw, ndnd_binary, tmp_path
+):
+    data = os.urandom(300_001)
+    prefix = f"/test/evil-put{os.getpid()}/obj"
+    put = subprocess.Popen(
+        [str(ndnd_binary), "put", prefix], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert put.stdin is not None
+    put.stdin.write(data)
+    put.stdin.close()
+    part = str(tmp_path / "put.part")
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:  # ndnd put publishes no whole-file SHA-256: nothing to leave the digests to
+                received = consumer.receive(prefix, part, part + ".state", defer_digests=True)
+                break
+            except NotFoundError:  # not published yet
+                assert time.monotonic() < deadline
+    finally:
+        put.terminate()
+        put.wait(5)
+    assert not received.digests_deferred and Path(part).read_bytes() == data
+
+    class Streaming(consumer.Transfer):  # as the HTTP gateway's: its bytes leave at once
+        def _write(self, seg: int, content: memoryview) -> None:
+            chunks[seg] = bytes(content)
+
+    chunks: dict[int, bytes] = {}
+    tampered = os.urandom(20 * SEG)
+    with (
+        EvilProducer("/test/evil/stream", tampered, lambda seg, n: seg == 4 and n == 0),
+        Face() as face,
+    ):
+        opts = FetchOptions()
+        target = consumer.discover(face, from_uri("/test/evil/stream"), opts)
+        received = Received(size=0, published_sha256=None, signer=target.signer)
+        state = consumer._State(None, target, resume=False)
+        Streaming(face, target, fd=-1, state=state, opts=opts, result=received, progress=None,
+                  defer_digests=True).run()  # fmt: skip
+    assert not received.digests_deferred and received.rejected == 1
+    assert b"".join(chunks[seg] for seg in sorted(chunks)) == tampered
 
 
 def test_always_tampered_segment_fails_without_output(fw, tmp_path):
@@ -290,3 +370,27 @@ def test_forwarder_gone_fails_with_a_clear_error(make_forwarder, tmp_path):
         assert (tmp_path / "big.bin.part.state").exists()  # --resume can continue
     finally:
         producer.stop()
+
+
+def test_cli_segment_digests_choose_when_segments_are_checked(fw, tmp_path):
+    data = os.urandom(30 * SEG)
+    attempts = {}
+    for digests in ("auto", "always"):
+        uri = f"/test/evil/cli-{digests}"
+        with EvilProducer(uri, data, lambda seg, n: seg == 9 and n == 0):
+            done = run_cli("fetch", uri, "-o", str(tmp_path), "--json", "-q",
+                           "--segment-digests", digests)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        (line,) = done.stdout.splitlines()
+        attempts[digests] = json.loads(line)["attempts"]
+        assert (tmp_path / f"cli-{digests}").read_bytes() == data
+    assert attempts == {"auto": 2, "always": 1}
+    bad = run_cli("fetch", "/test/evil/x", "--segment-digests", "never")
+    assert bad.returncode == 2 and "invalid choice: 'never'" in bad.stderr
+
+
+def test_an_unknown_segment_digests_value_is_refused_before_any_transfer(tmp_path):
+    with pytest.raises(ValueError, match="segment_digests='never': 'auto' or 'always'"):
+        fetch_file(
+            "/nobody/serves/this", str(tmp_path), options=FetchOptions(segment_digests="never")
+        )
