@@ -165,6 +165,21 @@ def test_ed25519_metadata_matches_python_ndn(tmp_path, monkeypatch) -> None:
     assert parsed.key_locator == b"".join(key_name)
 
 
+def test_keys_in_one_process_each_sign_with_their_own(tmp_path, monkeypatch) -> None:
+    """The parsed keys are cached per PEM (a producer signs every metadata answer): two keys,
+    used in turn, never sign for each other, and a key created anew is the new one."""
+    monkeypatch.setenv("NDNSCI_CONFIG_DIR", str(tmp_path))
+    first, second = keys.create("one"), keys.create("two")
+    for _ in range(2):
+        for key, other in ((first, second), (second, first)):
+            signature = key.sign(b"message")
+            assert keys.verify(key.public, b"message", signature)
+            assert not keys.verify(other.public, b"message", signature)
+    replaced = keys.create("one", force=True)
+    assert replaced.public != first.public and keys.load("one").key_id == replaced.key_id
+    assert keys.verify(replaced.public, b"m", keys.load("one").sign(b"m"))
+
+
 def test_parse_data_agrees_with_python_ndn() -> None:
     wire = bytes(
         make_data(
