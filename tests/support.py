@@ -9,11 +9,14 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ndnsci._stack import free_port
+from ndnsci.errors import NotFoundError
 from ndnsci.ndn import forwarder
 
 CLI = [sys.executable, "-m", "ndnsci"]  # the command a user runs, from this interpreter
@@ -172,3 +175,33 @@ def with_tty_stderr(
     reader.join(10)
     os.close(master)
     return proc.returncode, proc.stdout, b"".join(shown).decode(errors="replace")
+
+
+@contextmanager
+def ndnd_put(ndnd_binary: Path, prefix: str, data: bytes) -> Iterator[subprocess.Popen[bytes]]:
+    """``ndnd put PREFIX`` serving ``data`` (a producer nobody here wrote), stopped after."""
+    put = subprocess.Popen(
+        [str(ndnd_binary), "put", prefix], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert put.stdin is not None
+    put.stdin.write(data)
+    put.stdin.close()
+    try:
+        yield put
+    finally:
+        put.terminate()
+        put.wait(5)
+
+
+T = TypeVar("T")
+
+
+def once_published(fetch: Callable[[], T], seconds: float = 10) -> T:
+    """``fetch()``, again while the name is not found yet (a producer still starting)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return fetch()
+        except NotFoundError:
+            if time.monotonic() > deadline:
+                raise

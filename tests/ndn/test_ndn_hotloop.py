@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from support import ndnd_put, once_published
 from test_ndn_reliability import SEG, EvilProducer
 
 from ndnsci._fetch import fetch_file
@@ -63,24 +63,11 @@ def test_both_loops_fetch_the_same_bytes_from_serve(serve, tmp_path, monkeypatch
 def test_both_loops_read_ndnd_put(fw, ndnd_binary, tmp_path, monkeypatch):
     data = os.urandom(300_001)
     prefix = f"/test/hotloop-put{os.getpid()}/obj"
-    put = subprocess.Popen(
-        [str(ndnd_binary), "put", prefix], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert put.stdin is not None
-    put.stdin.write(data)
-    put.stdin.close()
-    try:
-        got = {}
-        deadline = time.monotonic() + 10
-        for loop in LOOPS:
-            while loop not in got:
-                try:
-                    got[loop] = fetch_with(loop, monkeypatch, prefix, tmp_path)
-                except NotFoundError:  # not published yet
-                    assert time.monotonic() < deadline
-    finally:
-        put.terminate()
-        put.wait(5)
+    with ndnd_put(ndnd_binary, prefix, data):
+        got = {
+            loop: once_published(lambda loop=loop: fetch_with(loop, monkeypatch, prefix, tmp_path))
+            for loop in LOOPS
+        }
     assert got["c"][1] == got["python"][1] == data
     assert counters(got["c"][0]) == counters(got["python"][0])
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from support import Serve, run_cli
+from support import Serve, ndnd_put, once_published, run_cli
 
 from ndnsci._fetch import fetch_file
 from ndnsci._progress import NoProgress
-from ndnsci.errors import FetchTimeout, IntegrityError, NotFoundError
+from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn import consumer, control, keys, rdr, tlv
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
@@ -211,24 +210,12 @@ def test_digests_are_checked_without_a_published_sha256_or_when_streaming(
 ):
     data = os.urandom(300_001)
     prefix = f"/test/evil-put{os.getpid()}/obj"
-    put = subprocess.Popen(
-        [str(ndnd_binary), "put", prefix], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert put.stdin is not None
-    put.stdin.write(data)
-    put.stdin.close()
     part = str(tmp_path / "put.part")
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:  # ndnd put publishes no whole-file SHA-256: nothing to leave the digests to
-                received = consumer.receive(prefix, part, part + ".state", defer_digests=True)
-                break
-            except NotFoundError:  # not published yet
-                assert time.monotonic() < deadline
-    finally:
-        put.terminate()
-        put.wait(5)
+    with ndnd_put(ndnd_binary, prefix, data):
+        # ndnd put publishes no whole-file SHA-256: nothing to leave the digests to
+        received = once_published(
+            lambda: consumer.receive(prefix, part, part + ".state", defer_digests=True)
+        )
     assert not received.digests_deferred and Path(part).read_bytes() == data
 
     class Streaming(consumer.Transfer):  # as the HTTP gateway's: its bytes leave at once

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import run_cli
+from support import ndnd_put, once_published, run_cli
 
 from ndnsci import _fetch
 from ndnsci._fetch import fetch_file
@@ -112,24 +112,8 @@ def test_ndnd_cat_reads_from_serve(serve, ndnd_binary):
 def test_fetch_reads_from_ndnd_put(fw, ndnd_binary, tmp_path):
     data = os.urandom(250_000)
     prefix = f"/test/put{os.getpid()}/obj"
-    put = subprocess.Popen(
-        [str(ndnd_binary), "put", prefix], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert put.stdin is not None
-    put.stdin.write(data)
-    put.stdin.close()
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                result = fetch_file(prefix, str(tmp_path))
-                break
-            except NotFoundError:
-                if time.monotonic() > deadline:
-                    raise
-    finally:
-        put.terminate()
-        put.wait(5)
+    with ndnd_put(ndnd_binary, prefix, data):
+        result = once_published(lambda: fetch_file(prefix, str(tmp_path)))
     assert (tmp_path / "obj").read_bytes() == data
     assert result.checksum == "unavailable"  # ndnd put publishes no file checksum
     assert result.signer == "digest"
