@@ -147,6 +147,8 @@ def normalize_name(name: object) -> str:
 
 
 def _has_control(text: str) -> bool:
+    if text.isascii():  # the usual text: two scans in C, ten times faster than the regex
+        return not text.isprintable()  # in ASCII, exactly the controls (0-31 and DEL)
     return control_character(text) is not None
 
 

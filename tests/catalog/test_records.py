@@ -8,8 +8,9 @@ import random
 
 import pytest
 
-from ndnsci.catalog import bulk
+from ndnsci.catalog import bulk, records
 from ndnsci.catalog.records import RecordError, decode_line, parse_lines, parse_record
+from ndnsci.translators._core import control_character
 
 ODD_LINES = [
     b'{"name": "/a/b", "scheme": "s"}',
@@ -121,3 +122,9 @@ def test_file_name_time_ranges_read_once_are_the_same_every_time():
 def test_each_bad_facet_value_is_named(facets):
     with pytest.raises(RecordError, match=f"facet '{list(facets)[-1]}' must be a non-empty"):
         parse_record({"name": "/a/b", "scheme": "s", "facets": facets})
+
+
+def test_the_control_check_is_the_translators_for_every_character():
+    for code in range(0x110000):
+        text = "tas" + chr(code)
+        assert records._has_control(text) == (control_character(text) is not None), hex(code)
