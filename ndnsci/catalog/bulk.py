@@ -21,6 +21,7 @@ from contextlib import closing
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
 
+import msgspec
 from sqlalchemy import Connection
 
 from ndnsci.catalog.fulltext import pg_vector
@@ -87,8 +88,26 @@ def dump_json(value: Any) -> str | None:
 
 def flat_json_encoder() -> Callable[[Mapping[str, str | None]], str]:
     """:func:`dump_json` of a flat object of strings (or nulls), such as a record's validated
-    facets, without json's per-call setup (a third of the time of one): json's C encoder is
-    made once, with no cycle check (there are no containers in it to repeat)."""
+    facets, in a quarter of its time: msgspec's encoder, whose text is json's exactly when it
+    is printable ASCII with nothing escaped (the usual facets); anything else is json's."""
+    encode = msgspec.json.Encoder().encode
+    plain = _stdlib_flat_encoder()
+
+    def dump(value: Mapping[str, str | None]) -> str:
+        try:
+            text = encode(value)
+        except (UnicodeEncodeError, TypeError):  # a lone surrogate, a key not a string
+            return plain(value)
+        if text.isascii() and b"\\" not in text and b"\x7f" not in text:
+            return text.decode("ascii")
+        return plain(value)
+
+    return dump
+
+
+def _stdlib_flat_encoder() -> Callable[[Mapping[str, str | None]], str]:
+    """json's C encoder made once, with no cycle check (a flat object has no containers in it
+    to repeat): without json's per-call setup, a third of the time of one."""
     if c_make_encoder is None:  # a Python without json's C accelerator
         return encode_json
     encode = c_make_encoder(None, None, encode_basestring_ascii, None, ":", ",", False, False, True)
