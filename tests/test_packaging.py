@@ -30,6 +30,7 @@ EXTRAS = {
     "netcdf": {"netcdf4", "cftime", "numpy"},
     "server": {
         "fastapi", "uvicorn", "sqlalchemy", "alembic", "pydantic", "pydantic-settings", "numpy",
+        "msgspec",
     },
     "ndn": {"python-ndn"},
     "testbed": {"matplotlib"},
