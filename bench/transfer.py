@@ -23,7 +23,11 @@ when PYTHONDONTWRITEBYTECODE is set): an installed package has its .pyc files.
 ``--engines c,python`` times the pure-Python per-packet loop too (NDNSCI_HOTLOOP=python);
 ``--peers`` adds the older comparisons (fetch <- put, cat <- serve, python-ndn, curl).
 
-    .venv/bin/python bench/transfer.py --sizes 64,192,1024,4096 --rounds 3
+    .venv/bin/python bench/transfer.py --sizes 64,192,1024 --rounds 3
+    # 4 GiB: cold and warm apart (NDNd's cache beside ndnd put's copy outgrows 24 GB)
+    .venv/bin/python bench/transfer.py --sizes 4096 --rounds 3 --ttfb-runs 0 \
+        --only "cold ndnd cat <- ndnd put,cold ndnsci fetch"
+    .venv/bin/python bench/transfer.py --sizes 4096 --rounds 3 --ttfb-runs 0 --only warm
 
 With ``--native`` (NDN-DPDK and NDNc built by ``make native``, root, hugepages) the native plane
 comes up on each size's NDNd (``ndnsci native up``, in a private run folder, down again before
@@ -473,10 +477,14 @@ def size_rounds(
     native plane's rows with ``native``); the ratios (ndnsci / ndnd cat, native)."""
     b.size = size_mb << 20
     write_random(b.root / "file.bin", b.size)
-    # the content store holds the file twice only for warm rows: at 4 GiB that is ~11 GB of
-    # NDNd beside `ndnd put`'s 8 GB, more than a 24 GB machine has (NDNd was OOM-killed)
+    # the content store holds the file only for warm rows, and once: ndnsci serve's 8000-byte
+    # segments (NDN-DPDK's 4096-byte ones with --native). At 4 GiB a store sized for 4096-byte
+    # segments kept two versions of 8000: NDNd grew to 12 GB beside `ndnd put`'s 8 GB, and to
+    # 21 GB in a warm-only run, and was OOM-killed (24 GB machine); so at 4 GiB run the cold
+    # rows (--only "cold") and the warm ones (--only warm) apart
     warm_rows = b.wanted(WARM_CAT, *(f"warm {ENGINE_LABEL[e]} <- forwarder cache" for e in engines))
-    b.start_forwarder(b.size // 4096 + 1 if warm_rows else 0)
+    segment = 4096 if native else 8000
+    b.start_forwarder(b.size // segment + 1 if warm_rows else 0)
     rates: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[tuple[float, float]]] = defaultdict(list)
     per_gb: dict[str, list[float]] = defaultdict(list)  # --native: CPU s/GB, every process
