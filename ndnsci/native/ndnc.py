@@ -11,6 +11,11 @@ the publisher's SHA-256 when given, a clean NotFoundError), then ``ndncft-client
 allocated blocks: NDNc writes segments where they belong, holes stay unallocated). NDNc cannot
 resume: a resumed job starts from nothing. No new bytes for ``options.stall_seconds`` stops it
 (SIGINT: NDNc deletes its face on the way out) with FetchTimeout.
+
+A producer that goes away mid-transfer ends NDNc one of two ways, depending on whether the
+forwarder still has a route to it: its Interests time out (no new bytes: the stall above), or
+the forwarder answers them with a Nack (NoRoute), which NDNc's pipeline takes as fatal (exit
+status 1). Both are FetchTimeout, worth another try, and the message says which it was.
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ class NdncTransport:
             if proc.returncode != 0:
                 log.seek(0)
                 text = log.read().decode(errors="replace")
-                raise _failure(job.name, proc.returncode, text)
+                raise _failure(job.name, proc.returncode, text, _written(job.part), target.size)
         size = os.path.getsize(job.part)
         if size != target.size:
             raise FetchError(
@@ -137,14 +142,28 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(STOP_SECONDS)
 
 
-def _failure(name: str, status: int, log: str) -> Exception:
+#: what NDNc's pipeline logs when the forwarder answers an Interest with a Nack it does not retry
+#: (NoRoute: the producer's route went away), and what its file client logs then
+NACK_LINES = ("received unsupported NACK packet", "pipeline error on receive file content")
+#: NDNc's progress bar (redrawn with carriage returns): left out of the log an error quotes
+_BAR = frozenset("█▉▊▋▌▍▎▏")
+
+
+def _failure(name: str, status: int, log: str, written: int = 0, total: int = 0) -> Exception:
     quoted = tail_text(log)
     if status == NO_FACE:
         return TransportError(f"{name}: NDNc could not make its face on the forwarder\n{quoted}")
+    if status == 1 and any(line in log for line in NACK_LINES):
+        return FetchTimeout(
+            f"{name}: the forwarder answered NDNc with a Nack after {written} of {total} bytes: "
+            f"no route to the producer any more (did it stop?)\n{quoted}"
+        )
     if status < 0:
         return FetchError(f"{name}: NDNc died of signal {-status}\n{quoted}")
     return FetchError(f"{name}: NDNc failed (exit status {status})\n{quoted}")
 
 
 def tail_text(text: str, lines: int = 12) -> str:
-    return "\n".join(f"  | {line}" for line in text.splitlines()[-lines:])
+    """The last lines of NDNc's output, its progress bar left out (the errors come before it)."""
+    kept = [line for line in text.splitlines() if line.strip() and _BAR.isdisjoint(line)]
+    return "\n".join(f"  | {line}" for line in kept[-lines:])

@@ -16,9 +16,9 @@ import pytest
 from native_support import PlaneFixture
 from test_native_plane import FileServer, random_file, sha256, unique
 
-from ndnsci.errors import FetchTimeout, NotFoundError
+from ndnsci.errors import FetchError, FetchTimeout, NotFoundError, TransportError
 from ndnsci.native import gql, install
-from ndnsci.native.ndnc import NdncTransport
+from ndnsci.native.ndnc import NdncTransport, _failure
 from ndnsci.native.plane import NDNC_SOCKET_DIR
 from ndnsci.transports import FetchOptions, Job, Received
 
@@ -173,5 +173,38 @@ def test_ndnc_engine_times_out_when_the_file_server_dies_mid_transfer(
     (error,) = outcome
     if error is None:
         pytest.fail("the fetch finished before the file server died: make the file bigger")
+    # the forwarder either lets NDNc's Interests time out (the stall) or, once the producer's
+    # route is gone, answers them with Nacks (NDNc exits 1): both say so, both worth a retry
     assert isinstance(error, FetchTimeout), error
-    assert "NDNc received nothing for 3 s" in str(error)
+    text = str(error)
+    assert "NDNc received nothing for 3 s" in text or "answered NDNc with a Nack" in text, text
+
+
+# NDNc's output when the forwarder Nacks its Interests mid-transfer (the messages of its AIMD
+# pipeline and file client, the zf_log line format, the progress bar redrawn with \r)
+NACKED_LOG = (
+    "total size 400000000 bytes\n\n"
+    "Transferring [▊                    ] 1% 4.9 MB\r"
+    "Transferring [▊▊                   ] 2% 9.8 MB\r"
+    "11-27 23:44:01.123  4242  4243 F received unsupported NACK packet\n"
+    "11-27 23:44:01.124  4242  4244 F pipeline error on receive file content\n"
+    "Transfer failed [▊▊                 ] 2% 9.8 MB\n"
+    "610 data packets received, 0 timeout retries\n"
+    "average delay: 109 milliseconds\n"
+)
+
+
+def test_a_nack_mid_transfer_is_a_timeout_worth_a_retry_that_says_so() -> None:
+    error = _failure("/p/big.bin", 1, NACKED_LOG, written=4_880_000, total=400_000_000)
+    assert isinstance(error, FetchTimeout)
+    text = str(error)
+    assert "Nack after 4880000 of 400000000 bytes" in text
+    # the quoted log keeps NDNc's errors and leaves its progress bar out
+    assert "received unsupported NACK packet" in text
+    assert "▊" not in text
+    # any other failure stays a plain FetchError (not retried), exit 3 is the face
+    other = _failure("/p/big.bin", 1, "11-27 F write /x: No space left on device\n")
+    assert type(other) is FetchError and "exit status 1" in str(other)
+    assert "No space left" in str(other)
+    assert isinstance(_failure("/p/big.bin", 3, ""), TransportError)
+    assert "signal 11" in str(_failure("/p/big.bin", -11, ""))
