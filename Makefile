@@ -110,6 +110,7 @@ bench: setup
 	$(BIN)/python bench/translate.py
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
+	$(BIN)/python bench/catalog_write.py
 	$(BIN)/python bench/catalog_load.py
 	$(BIN)/python bench/transfer.py --sizes 64,192,1024,4096 --rounds 3
 	$(BIN)/python bench/esgf.py --files 1000000 --size-mb 1024 --rounds 3

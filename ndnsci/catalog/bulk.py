@@ -129,6 +129,10 @@ class Writer:
     """SQLite: ``executemany`` with ``?`` parameters; also the base for PostgreSQL."""
 
     mark = "?"
+    #: a batch whose probed names are all new is written without looking each name up, in a
+    #: savepoint, and written again the usual way if the unique name index refuses it
+    #: (:func:`ndnsci.catalog.ingest.publish`): on SQLite, the lookup is ~6% of the write
+    optimistic = True
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
@@ -165,6 +169,23 @@ class Writer:
                     record[column] = load_json(record[column])
                 found[record["name"]] = record
         return found
+
+    def any_published(self, names: list[str]) -> bool:
+        """Is any of ``names`` (a few) published?"""
+        marks = ", ".join("?" for _ in names)
+        return bool(names) and bool(
+            self.all(f"SELECT 1 FROM files WHERE name IN ({marks}) LIMIT 1", names)
+        )
+
+    def savepoint(self) -> None:
+        self.connection.exec_driver_sql("SAVEPOINT ndnsci_publish")
+
+    def release_savepoint(self) -> None:
+        self.connection.exec_driver_sql("RELEASE SAVEPOINT ndnsci_publish")
+
+    def rollback_to_savepoint(self) -> None:
+        self.connection.exec_driver_sql("ROLLBACK TO SAVEPOINT ndnsci_publish")
+        self.release_savepoint()
 
     def value_ids(self, key: str, values: list[str]) -> dict[str, int]:
         ids: dict[str, int] = {}
@@ -283,6 +304,9 @@ class PostgresWriter(Writer):
     """PostgreSQL: COPY for the big inserts, set-based statements fed by COPY for the rest."""
 
     mark = "%s"
+    #: names are looked up with one set-based statement per batch (and COPY cannot be undone
+    #: row by row): always looked up first
+    optimistic = False
 
     def __init__(self, connection: Connection) -> None:
         super().__init__(connection)

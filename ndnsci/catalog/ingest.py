@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ndnsci.catalog import bulk, fulltext
@@ -402,9 +403,42 @@ def publish(
         result.last_seq = int(session.connection().exec_driver_sql(last).scalar_one())
         return result
     writer = bulk.writer(session.connection())
-    state = _State(writer)
+    state = _State(writer)  # the lock first (above)
+    names = [row[0] for row in batch.rows]
+    if writer.optimistic and not writer.any_published(_probes(names)):
+        # most likely all new (a first load): written without looking each name up, in a
+        # savepoint; if one was published after all, the unique name index refuses the rows
+        # and the batch is written again the usual way (the result is the same either way)
+        writer.savepoint()
+        try:
+            written = _write(writer, batch, {}, state, origin)
+        except IntegrityError:
+            writer.rollback_to_savepoint()
+            state = _State(writer)  # its counts as they were
+        else:
+            writer.release_savepoint()
+            return written
+    return _write(writer, batch, writer.existing(names), state, origin)
+
+
+def _probes(names: list[str], count: int = 5) -> list[str]:
+    """A few names spread over a sorted batch (first, last and between)."""
+    if len(names) <= count:
+        return names
+    step = (len(names) - 1) / (count - 1)
+    return [names[round(i * step)] for i in range(count)]
+
+
+def _write(
+    writer: bulk.Writer,
+    batch: Prepared,
+    existing: dict[str, dict[str, Any]],
+    state: _State,
+    origin: str | None,
+) -> PublishResult:
+    """:func:`publish` once the published rows of the batch's names are known."""
+    result = PublishResult(collisions=list(batch.collisions))
     site = origin or state.local_site
-    existing = writer.existing([row[0] for row in batch.rows])
     values = [*batch.values, (SITE_FACET, site)] if site else batch.values
     ids = np.asarray(_value_ids(writer, values), dtype="<i4")
     # the site's facet value closes every row's packed ids

@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
-from ndnsci.catalog import fulltext
+from ndnsci.catalog import bulk, fulltext
 from ndnsci.catalog.config import Settings
 from ndnsci.catalog.database import make_engine, make_sessionmaker
 from ndnsci.catalog.main import create_app
@@ -231,6 +232,67 @@ def test_the_same_file_again_is_an_update_not_a_collision(client, publish, sessi
     assert (answer["replaced"], answer["collisions"]) == (1, [])
     assert client.get("/files" + RECORD["name"]).json()["size"] == 30
     assert consistency.check(session) == 1
+
+
+@pytest.fixture
+def lookups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the name lookups (``Writer.existing``) publishes make."""
+    made: list[int] = []
+    looked_up = bulk.Writer.existing
+
+    def existing(self: bulk.Writer, names: list[str]) -> dict[str, dict[str, Any]]:
+        made.append(len(names))
+        return looked_up(self, names)
+
+    monkeypatch.setattr(bulk.Writer, "existing", existing)
+    return made
+
+
+def _by_name() -> list[dict[str, Any]]:
+    return sorted(cmip5_records(), key=lambda r: r["name"])
+
+
+def test_new_names_are_written_without_a_lookup_on_sqlite(
+    client, publish, session, lookups, backend
+):
+    answer = publish(_by_name()[:20])
+    assert answer["inserted"] == 20
+    # PostgreSQL looks the names up with one statement, always; SQLite probes a few
+    assert lookups == ([] if backend == "sqlite" else [20])
+    assert consistency.check(session) == 20
+
+
+@pytest.mark.parametrize("same_file", [True, False])
+def test_a_published_name_the_probes_miss_gives_the_usual_answer(
+    client, publish, session, lookups, backend, same_file
+):
+    records = _by_name()[:20]
+    # probed: the 1st, 5th, 10th, 14th and 20th names of the sorted batch; the 3rd is not
+    held = {**records[2], "original_path": "a/f.nc", "sha256": "a" * 64, "size": 10}
+    publish([held])
+    lookups.clear()
+    if same_file:  # the same file again: unchanged
+        records[2] = held
+    else:  # another file with that name: a collision, the published one stays
+        records[2] = {**held, "original_path": "b/f.nc", "sha256": "b" * 64, "size": 20}
+    answer = publish(records)
+    # the optimistic write was refused by the unique name index and undone, then the batch was
+    # written the usual way: one lookup of all twenty names
+    assert lookups == [20]
+    assert (answer["inserted"], answer["unchanged"]) == (19, 1 if same_file else 0)
+    assert len(answer["collisions"]) == (0 if same_file else 1)
+    assert client.get("/files" + held["name"]).json()["size"] == 10
+    # nothing written twice: files, free text, tree counts, change feed
+    assert consistency.check(session) == 20
+    assert session.execute(text("SELECT count(*) FROM changes")).scalar_one() == 20
+
+
+def test_a_republished_batch_is_looked_up_at_once(client, publish, session, lookups):
+    records = _by_name()[:20]
+    publish(records)
+    lookups.clear()
+    assert publish(records)["unchanged"] == 20
+    assert lookups == [20]  # the probes found published names: no optimistic write
 
 
 def test_undecodable_body(client, token, session):
