@@ -48,7 +48,8 @@ from ndnsci.catalog.migrate import upgrade  # noqa: E402
 #: the bulk statements of a publish, timed apart
 WRITER_METHODS = (
     "existing", "value_ids", "insert_values", "insert_history", "delete_fulltext",
-    "insert_files", "update_files", "insert_fulltext", "insert_changes", "add_tree_counts",
+    "insert_files", "insert_new_files", "delete_files_from", "update_files", "insert_fulltext",
+    "insert_changes", "add_tree_counts",
 )  # fmt: skip
 
 

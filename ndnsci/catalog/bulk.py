@@ -129,8 +129,7 @@ class Writer:
     """SQLite: ``executemany`` with ``?`` parameters; also the base for PostgreSQL."""
 
     mark = "?"
-    #: a batch whose probed names are all new is written without looking each name up, in a
-    #: savepoint, and written again the usual way if the unique name index refuses it
+    #: a batch whose probed names are all new is written without looking each name up
     #: (:func:`ndnsci.catalog.ingest.publish`): on SQLite, the lookup is ~6% of the write
     optimistic = True
 
@@ -177,16 +176,6 @@ class Writer:
             self.all(f"SELECT 1 FROM files WHERE name IN ({marks}) LIMIT 1", names)
         )
 
-    def savepoint(self) -> None:
-        self.connection.exec_driver_sql("SAVEPOINT ndnsci_publish")
-
-    def release_savepoint(self) -> None:
-        self.connection.exec_driver_sql("RELEASE SAVEPOINT ndnsci_publish")
-
-    def rollback_to_savepoint(self) -> None:
-        self.connection.exec_driver_sql("ROLLBACK TO SAVEPOINT ndnsci_publish")
-        self.release_savepoint()
-
     def value_ids(self, key: str, values: list[str]) -> dict[str, int]:
         ids: dict[str, int] = {}
         sql = "SELECT value, id FROM facet_values WHERE key = ? AND value"
@@ -206,6 +195,22 @@ class Writer:
 
     def insert_files(self, rows: list[tuple[Any, ...]]) -> None:
         self._insert("files", FILE_COLUMNS, rows)
+
+    def insert_new_files(self, rows: list[tuple[Any, ...]]) -> int:
+        """Insert the rows whose name is not published (as :meth:`insert_files`); how many."""
+        if not rows:
+            return 0
+        marks = ", ".join("?" for _ in FILE_COLUMNS)
+        inserted = self.connection.exec_driver_sql(
+            f"INSERT INTO files ({', '.join(FILE_COLUMNS)}) VALUES ({marks}) "
+            "ON CONFLICT (name) DO NOTHING",
+            list(rows),
+        )
+        return int(inserted.rowcount)
+
+    def delete_files_from(self, first_id: int) -> None:
+        """Delete the files rows from ``first_id`` on (those a batch has just inserted)."""
+        self.many("DELETE FROM files WHERE id >= ?", [(first_id,)])
 
     def update_files(self, rows: list[tuple[Any, ...]]) -> None:
         """Replace whole rows by id (``rows`` as for :meth:`insert_files`)."""
@@ -304,8 +309,7 @@ class PostgresWriter(Writer):
     """PostgreSQL: COPY for the big inserts, set-based statements fed by COPY for the rest."""
 
     mark = "%s"
-    #: names are looked up with one set-based statement per batch (and COPY cannot be undone
-    #: row by row): always looked up first
+    #: names are looked up first, always: one set-based statement per batch
     optimistic = False
 
     def __init__(self, connection: Connection) -> None:

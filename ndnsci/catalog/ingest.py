@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ndnsci.catalog import bulk, fulltext
@@ -55,6 +54,7 @@ _VERSION = bulk.RECORD_COLUMNS.index("version")
 _SHA256 = bulk.RECORD_COLUMNS.index("sha256")
 _ORIGINAL = bulk.RECORD_COLUMNS.index("original")
 _ORIGINAL_PATH = bulk.RECORD_COLUMNS.index("original_path")
+_ID = bulk.FILE_COLUMNS.index("id")
 #: marshal's format for a batch between processes of one interpreter (its latest, 4, shares
 #: repeated strings; any version reads what the same Python wrote)
 WIRE_VERSION = 4
@@ -177,6 +177,10 @@ class _State:
         )
 
 
+class _AlreadyPublished(Exception):
+    """A batch written without looking its names up had a published one (nothing written)."""
+
+
 @dataclass(slots=True)
 class _Batch:
     """Rows and count deltas of one batch, written with one bulk statement per table."""
@@ -202,10 +206,19 @@ class _Batch:
         self.history.append((old["name"], old["version"], bulk.dump_json(kept), seq, self.stamp))
         self.fts_deletes.append((old["id"], _old_document(old)))
 
-    def write(self, writer: bulk.Writer) -> None:
+    def write(self, writer: bulk.Writer, *, optimistic: bool = False) -> None:
+        """``optimistic``: the names were not looked up (every row an insert): the files rows
+        go first, skipping names already published; if one was, the rows just written are
+        deleted and _AlreadyPublished raised, before anything else is written."""
+        if optimistic:
+            written = writer.insert_new_files(self.inserts)
+            if written < len(self.inserts):
+                writer.delete_files_from(self.inserts[0][_ID])
+                raise _AlreadyPublished
         writer.insert_history(self.history)
         writer.delete_fulltext(self.fts_deletes)
-        writer.insert_files(self.inserts)
+        if not optimistic:
+            writer.insert_files(self.inserts)
         writer.update_files(self.updates)
         writer.insert_fulltext(self.fts_docs)
         writer.insert_changes(self.changes)
@@ -406,18 +419,13 @@ def publish(
     state = _State(writer)  # the lock first (above)
     names = [row[0] for row in batch.rows]
     if writer.optimistic and not writer.any_published(_probes(names)):
-        # most likely all new (a first load): written without looking each name up, in a
-        # savepoint; if one was published after all, the unique name index refuses the rows
-        # and the batch is written again the usual way (the result is the same either way)
-        writer.savepoint()
+        # most likely all new (a first load): written without looking each name up. If a
+        # name was published after all, the files rows written are taken back before anything
+        # else is written, and the batch is written the usual way (the same answer either way)
         try:
-            written = _write(writer, batch, {}, state, origin)
-        except IntegrityError:
-            writer.rollback_to_savepoint()
+            return _write(writer, batch, {}, state, origin, optimistic=True)
+        except _AlreadyPublished:
             state = _State(writer)  # its counts as they were
-        else:
-            writer.release_savepoint()
-            return written
     return _write(writer, batch, writer.existing(names), state, origin)
 
 
@@ -435,8 +443,11 @@ def _write(
     existing: dict[str, dict[str, Any]],
     state: _State,
     origin: str | None,
+    *,
+    optimistic: bool = False,
 ) -> PublishResult:
-    """:func:`publish` once the published rows of the batch's names are known."""
+    """:func:`publish` once the published rows of the batch's names are known (``optimistic``:
+    taken to be none; raises _AlreadyPublished, having written nothing, if one is)."""
     result = PublishResult(collisions=list(batch.collisions))
     site = origin or state.local_site
     values = [*batch.values, (SITE_FACET, site)] if site else batch.values
@@ -496,7 +507,7 @@ def _write(
         rows.fts_docs.append((file_id, batch.documents[k]))
         rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id, site))
     rows.tree = _merge_tree(batch.tree, _tree_rows(known)) if known else batch.tree
-    rows.write(writer)
+    rows.write(writer, optimistic=optimistic)
     state.save()
     result.last_seq = state.seq
     return result

@@ -276,8 +276,8 @@ def test_a_published_name_the_probes_miss_gives_the_usual_answer(
     else:  # another file with that name: a collision, the published one stays
         records[2] = {**held, "original_path": "b/f.nc", "sha256": "b" * 64, "size": 20}
     answer = publish(records)
-    # the optimistic write was refused by the unique name index and undone, then the batch was
-    # written the usual way: one lookup of all twenty names
+    # written without a lookup, the files rows fell one short (a name published): they were
+    # taken back and the batch written the usual way, with one lookup of all twenty names
     assert lookups == [20]
     assert (answer["inserted"], answer["unchanged"]) == (19, 1 if same_file else 0)
     assert len(answer["collisions"]) == (0 if same_file else 1)
