@@ -200,12 +200,8 @@ class Writer:
         """Insert the rows whose name is not published (as :meth:`insert_files`); how many."""
         if not rows:
             return 0
-        marks = ", ".join("?" for _ in FILE_COLUMNS)
-        inserted = self.connection.exec_driver_sql(
-            f"INSERT INTO files ({', '.join(FILE_COLUMNS)}) VALUES ({marks}) "
-            "ON CONFLICT (name) DO NOTHING",
-            list(rows),
-        )
+        statement = _insert_sql("files", FILE_COLUMNS) + " ON CONFLICT (name) DO NOTHING"
+        inserted = self.connection.exec_driver_sql(self.sql(statement), list(rows))
         return int(inserted.rowcount)
 
     def delete_files_from(self, first_id: int) -> None:
@@ -256,8 +252,12 @@ class Writer:
         )
 
     def _insert(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
-        marks = ", ".join("?" for _ in columns)
-        self.many(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+        self.many(_insert_sql(table, columns), rows)
+
+
+def _insert_sql(table: str, columns: Sequence[str]) -> str:
+    marks = ", ".join("?" for _ in columns)
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
 
 
 #: the checkpoint thread of each SQLite database file (while it runs)

@@ -447,7 +447,8 @@ def _write(
     optimistic: bool = False,
 ) -> PublishResult:
     """:func:`publish` once the published rows of the batch's names are known (``optimistic``:
-    taken to be none; raises _AlreadyPublished, having written nothing, if one is)."""
+    taken to be none; raises _AlreadyPublished if one is, with its files rows taken back and
+    nothing else written but the batch's new facet values, which stay as every value does)."""
     result = PublishResult(collisions=list(batch.collisions))
     site = origin or state.local_site
     values = [*batch.values, (SITE_FACET, site)] if site else batch.values
