@@ -59,7 +59,8 @@ $(WEBUI_STAMP): webui/package-lock.json webui/package.json
 
 # Re-install only when the packaging metadata or the C extension changed; the install is
 # editable (the extension is compiled into ndnsci/ndn/ by it).
-$(STAMP): pyproject.toml ndnsci/ndn/_hotloop.c ndnsci/ndn/_serveloop.c ndnsci/ndn/_tlv.h
+$(STAMP): pyproject.toml ndnsci/ndn/_hotloop.c ndnsci/ndn/_serveloop.c ndnsci/ndn/_tlv.h \
+		ndnsci/catalog/_prepare.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
