@@ -49,7 +49,7 @@ from ndnsci.catalog.migrate import upgrade  # noqa: E402
 WRITER_METHODS = (
     "existing", "value_ids", "insert_values", "insert_history", "delete_fulltext",
     "insert_files", "insert_new_files", "delete_files_from", "update_files", "insert_fulltext",
-    "insert_changes", "add_tree_counts",
+    "insert_changes", "insert_changes_of_files_from", "add_tree_counts",
 )  # fmt: skip
 
 

@@ -224,6 +224,17 @@ class Writer:
     def insert_changes(self, rows: list[tuple[Any, ...]]) -> None:
         self._insert("changes", CHANGE_COLUMNS, rows)
 
+    def insert_changes_of_files_from(self, first_id: int) -> None:
+        """A ``publish`` change for each files row from ``first_id`` on (those a batch has just
+        inserted, ids and seqs in one order), read from the rows: no tuple per row to make and
+        bind again (the change feed was 8% of an optimistic write)."""
+        self.many(
+            f"INSERT INTO changes ({', '.join(CHANGE_COLUMNS)}) "
+            "SELECT seq, 'publish', name, version, published_at, id, site FROM files "
+            "WHERE id >= ? ORDER BY id",
+            [(first_id,)],
+        )
+
     def insert_history(self, rows: list[tuple[Any, ...]]) -> None:
         self._insert("file_history", HISTORY_COLUMNS, rows)
 

@@ -232,6 +232,8 @@ class _Batch:
             writer.insert_files(self.inserts)
         writer.update_files(self.updates)
         writer.insert_fulltext(self.fts_docs)
+        if optimistic:  # every row an insert: its change made from the row (not in .changes)
+            writer.insert_changes_of_files_from(self.inserts[0][_ID])
         writer.insert_changes(self.changes)
         insert_conflicts(writer, self.conflicts)
         tree = self.tree
@@ -517,7 +519,8 @@ def _write(
             (*row, file_id, packed, seq, stamp, site)
         )
         rows.fts_docs.append((file_id, batch.documents[k]))
-        rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id, site))
+        if not optimistic:  # else the write makes the changes from the files rows
+            rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id, site))
     rows.tree = _merge_tree(batch.tree, _tree_rows(known)) if known else batch.tree
     rows.write(writer, optimistic=optimistic)
     state.save()

@@ -262,6 +262,34 @@ def test_new_names_are_written_without_a_lookup_on_sqlite(
     assert consistency.check(session) == 20
 
 
+def test_the_change_feed_of_new_names_is_the_usual_one(client, publish, session, lookups):
+    first, second = _by_name()[:12], _by_name()[12:20]
+    publish(first)
+    publish(second)  # on SQLite both written without a lookup: changes made from the rows
+    feed = client.get("/changes", params={"since": 0}).json()["changes"]
+    assert [c["seq"] for c in feed] == list(range(1, 21))
+    # one publish change per name, in name order within each batch, with the row's version
+    assert [c["name"] for c in feed] == [r["name"] for r in first + second]
+    assert {c["op"] for c in feed} == {"publish"}
+    rows = session.execute(
+        text("SELECT seq, name, version, published_at, id, site FROM files ORDER BY seq")
+    ).all()
+    changes = session.execute(
+        text("SELECT seq, name, version, at, file_id, site FROM changes ORDER BY seq")
+    ).all()
+    assert changes == rows
+    # a later batch of both kinds (a new name and a replaced one) still feeds one change each
+    newer = {**first[0], "version": "v2", "sha256": "c" * 64}
+    answer = publish([newer, {**first[1], "name": first[1]["name"] + "x"}])
+    assert (answer["inserted"], answer["replaced"]) == (1, 1)
+    feed = client.get("/changes", params={"since": 20}).json()["changes"]
+    assert [(c["seq"], c["name"]) for c in feed] == [
+        (21, newer["name"]),
+        (22, first[1]["name"] + "x"),
+    ]
+    assert consistency.check(session) == 21
+
+
 @pytest.mark.parametrize("same_file", [True, False])
 def test_a_published_name_the_probes_miss_gives_the_usual_answer(
     client, publish, session, lookups, backend, same_file
