@@ -169,3 +169,31 @@ def test_the_free_text_of_a_catalog_made_before_it_was_contentless(fresh_db_url:
     assert _matches(fresh_db_url, "cmip5") == before["cmip5"]
     command.upgrade(alembic_config(fresh_db_url), "head")
     assert _matches(fresh_db_url, "wombat") == [1]
+
+
+def test_the_free_text_holds_a_batch_of_terms_in_memory(fresh_db_url: str) -> None:
+    """2026_11_28_fulltext_hash sets FTS5's pending-terms hash of a published catalog to 32 MB
+    (nothing rebuilt: the same ids match after it, and publishing and replacing work); the
+    downgrade sets FTS5's default back."""
+    records = list(cmip5_records()[:3])
+    records[0] = {**records[0], "metadata": {"title": "quokka run"}}
+    command.downgrade(alembic_config(fresh_db_url), "2026_11_27_contentless_fulltext")
+    _publish(fresh_db_url, records)
+    sqlite = fresh_db_url.startswith("sqlite")
+    hashsize = "SELECT v FROM files_fts_config WHERE k = 'hashsize'"
+    if sqlite:
+        assert _one(fresh_db_url, hashsize) == (1 << 20,)  # the downgrade of the fresh one
+    before = {w: _matches(fresh_db_url, w) for w in ("quokka", "tas", "cmip5", "amon")}
+    assert before["quokka"] == [1] and len(before["cmip5"]) == 3
+    command.upgrade(alembic_config(fresh_db_url), "head")
+    if sqlite:
+        assert _one(fresh_db_url, hashsize) == (32 << 20,)
+    assert {w: _matches(fresh_db_url, w) for w in before} == before
+    _publish(fresh_db_url, [{**records[0], "metadata": {"title": "wombat"}, "version": "2"}])
+    _publish(fresh_db_url, [{**records[1], "name": records[1]["name"] + "x", "version": "9"}])
+    assert _matches(fresh_db_url, "quokka") == [] and _matches(fresh_db_url, "wombat") == [1]
+    assert len(_matches(fresh_db_url, "cmip5")) == 4
+    command.downgrade(alembic_config(fresh_db_url), "2026_11_27_contentless_fulltext")
+    if sqlite:
+        assert _one(fresh_db_url, hashsize) == (1 << 20,)
+    assert _matches(fresh_db_url, "wombat") == [1] and len(_matches(fresh_db_url, "cmip5")) == 4
