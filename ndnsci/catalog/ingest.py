@@ -38,6 +38,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -47,15 +48,16 @@ from ndnsci.catalog import bulk, fulltext
 from ndnsci.catalog.errors import ConflictError
 from ndnsci.catalog.records import SITE_FACET, Record, name_components
 
-try:  # the compiled tree walk (ndnsci/catalog/_prepare.c), built by `pip install`
+try:  # the compiled per-row work (ndnsci/catalog/_prepare.c), built by `pip install`
     from ndnsci.catalog import _prepare
-except ImportError:  # an install without a C compiler: the same walk in Python
+except ImportError:  # an install without a C compiler: the same work in Python
     _prepare = None  # type: ignore[assignment]
-#: None: the walk in Python (no extension, or ``NDNSCI_HOTLOOP=python``, the switch of the
-#: other compiled loops)
-_compiled_tree_rows = (
-    None if _prepare is None or os.environ.get("NDNSCI_HOTLOOP") == "python" else _prepare.tree_rows
-)
+_compiled = None if os.environ.get("NDNSCI_HOTLOOP") == "python" else _prepare
+#: None: the walk and the rows in Python (no extension, or ``NDNSCI_HOTLOOP=python``, the
+#: switch of the other compiled loops)
+_compiled_tree_rows = None if _compiled is None else _compiled.tree_rows
+_compiled_new_rows = None if _compiled is None else _compiled.new_rows
+_compiled_document = None if _compiled is None else _compiled.document
 
 CHUNK = 500  # bound parameters per IN list: far under every backend's limit
 #: a ``tree_nodes`` delta: (parent, component, files, leaves)
@@ -348,9 +350,7 @@ def prepare(
                 bulk.NO_END if r.time_end is None else code[r.time_end],
             )
         )
-        documents.append(
-            fulltext.document(r.components, r.facets, r.metadata, r.original, r.original_path)
-        )
+        documents.append(_document(r))
         parent = r.name.rpartition("/")[0]
         parents[parent] = parents.get(parent, 0) + 1
     if sys.byteorder != "little":
@@ -368,6 +368,16 @@ def prepare(
         collisions=collisions,
         replace=replace,
     )
+
+
+def _document(r: Record) -> str:
+    """:func:`fulltext.document` of ``r``; compiled for a record without metadata in ASCII
+    (``_prepare.document``: in Python, the largest step of preparing such a record)."""
+    if _compiled_document is not None and not r.metadata:
+        text: str | None = _compiled_document(r.name, r.facets, r.original, r.original_path)
+        if text is not None:
+            return text
+    return fulltext.document(r.components, r.facets, r.metadata, r.original, r.original_path)
 
 
 class _Memo(dict[Any, Any]):
@@ -450,6 +460,60 @@ def _probes(names: list[str], count: int = 5) -> list[str]:
     return [names[round(i * step)] for i in range(count)]
 
 
+def _new_rows(
+    batch: Prepared,
+    facet_ids: bytes,
+    site_ref: bytes,
+    *,
+    first_id: int,
+    first_seq: int,
+    stamp: str,
+    site: str | None,
+) -> list[tuple[Any, ...]]:
+    """The files rows of a batch whose names are all new: ids and seqs from ``first_id`` and
+    ``first_seq``, ``packed`` from the batch's codes and facet value ids (``facet_ids``, the
+    int32 ids of the batch's refs, then ``site_ref``). Compiled when ndnsci was built with it
+    (``_prepare.new_rows``: the server's per-row Python of a first load), else
+    :func:`_new_rows_python`."""
+    if _compiled_new_rows is not None:
+        rows: list[tuple[Any, ...]] | None = _compiled_new_rows(
+            batch.rows, batch.codes, facet_ids, batch.offsets, site_ref, first_id, first_seq,
+            stamp, site,
+        )  # fmt: skip
+        if rows is not None:
+            return rows
+    return _new_rows_python(
+        batch, facet_ids, site_ref, first_id=first_id, first_seq=first_seq, stamp=stamp, site=site
+    )
+
+
+def _new_rows_python(
+    batch: Prepared,
+    facet_ids: bytes,
+    site_ref: bytes,
+    *,
+    first_id: int,
+    first_seq: int,
+    stamp: str,
+    site: str | None,
+) -> list[tuple[Any, ...]]:
+    """:func:`_new_rows` in Python."""
+    ids = range(first_id, first_id + len(batch.rows))
+    seqs = range(first_seq, first_seq + len(batch.rows))
+    head = bulk.HEAD.pack
+    offsets = batch.offsets
+    packed = [
+        head(i, s, *code) + facet_ids[4 * a : 4 * b] + site_ref
+        for i, s, code, a, b in zip(
+            ids, seqs, batch.codes, offsets, islice(offsets, 1, None), strict=False
+        )
+    ]
+    return [
+        (*row, i, p, s, stamp, site)
+        for row, i, p, s in zip(batch.rows, ids, packed, seqs, strict=True)
+    ]
+
+
 def _write(
     writer: bulk.Writer,
     batch: Prepared,
@@ -475,7 +539,25 @@ def _write(
     head = bulk.HEAD.pack
     offsets = batch.offsets
     known: Counter[str] = Counter()  # names already published: the tree has them
-    for k, row in enumerate(batch.rows):
+    if optimistic:  # every row an insert: the loop below, row by row, made at once
+        n = len(batch.rows)
+        first_id, first_seq = state.next_id, state.seq + 1
+        rows.inserts = _new_rows(
+            batch,
+            facet_ids,
+            site_ref,
+            first_id=first_id,
+            first_seq=first_seq,
+            stamp=stamp,
+            site=site,
+        )
+        rows.fts_docs = list(zip(range(first_id, first_id + n), batch.documents, strict=True))
+        state.next_id += n
+        state.seq += n
+        state.files += n
+        state.bytes += sum(row[_SIZE] or 0 for row in batch.rows)
+        result.inserted = n
+    for k, row in enumerate(() if optimistic else batch.rows):
         name = row[0]
         old = existing.get(name) if existing else None
         if old is not None:
@@ -519,8 +601,7 @@ def _write(
             (*row, file_id, packed, seq, stamp, site)
         )
         rows.fts_docs.append((file_id, batch.documents[k]))
-        if not optimistic:  # else the write makes the changes from the files rows
-            rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id, site))
+        rows.changes.append((seq, "publish", name, row[_VERSION], stamp, file_id, site))
     rows.tree = _merge_tree(batch.tree, _tree_rows(known)) if known else batch.tree
     rows.write(writer, optimistic=optimistic)
     state.save()
