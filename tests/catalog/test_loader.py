@@ -9,7 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,6 +187,69 @@ def test_a_request_prepared_by_a_process_is_the_one_prepared_here(bad):
     assert batch == loader.prepare_request(body, replace=False)
     assert (batch.prepared is None) == bad
     assert batch.refused or (batch.prepared is not None and batch.prepared.rows)
+
+
+def _good_body() -> bytes:
+    good = [line for line in LINES if line.strip() and '"ok": true' in line]
+    return _body(good[:30], loader.RequestPreparer.INLINE_BYTES + 1)
+
+
+def test_a_request_leaves_no_file_behind_and_close_removes_the_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "SCRATCH_BASE", str(tmp_path))
+    body = _good_body()
+    preparer = loader.RequestPreparer(1)
+    try:
+        for _ in range(2):
+            batch = asyncio.run(preparer.prepare(body, replace=False))
+            assert batch == loader.prepare_request(body, replace=False)
+            assert preparer._folder is not None
+            folder = Path(preparer._folder)
+            assert folder.parent == tmp_path
+            assert folder.name.startswith(f"{loader.SCRATCH_PREFIX}{os.getpid()}-")
+            assert list(folder.iterdir()) == []  # body and batch removed once read
+            assert folder.stat().st_mode & 0o777 == 0o700  # only this server writes there
+    finally:
+        preparer.close()
+    assert not folder.exists()
+
+
+def test_a_failed_request_removes_its_files(tmp_path):
+    exchange = loader._Exchange(str(tmp_path))
+    exchange.put(b"x" * 10)
+    Path(exchange.answer).write_bytes(b"half")  # a worker that died while writing
+    exchange.remove()
+    exchange.remove()  # twice: nothing left to remove is not an error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_folders_of_killed_servers_are_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "SCRATCH_BASE", str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    stale = tmp_path / f"{loader.SCRATCH_PREFIX}{dead}-abc"
+    stale.mkdir()
+    (stale / "1.batch").write_bytes(b"x" * 1000)
+    live = tmp_path / f"{loader.SCRATCH_PREFIX}{os.getppid()}-def"  # the test runner's parent
+    live.mkdir()
+    other = tmp_path / "not-ours"
+    other.mkdir()
+    preparer = loader.RequestPreparer(1)
+    try:
+        folder = Path(preparer._make_folder())
+        assert not stale.exists()
+        assert live.exists() and other.exists() and folder.exists()
+    finally:
+        preparer.close()
+
+
+def test_without_a_memory_file_system_the_temporary_folder_is_used(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "SCRATCH_BASE", str(tmp_path / "missing"))
+    monkeypatch.setattr(loader.tempfile, "tempdir", str(tmp_path))
+    preparer = loader.RequestPreparer(1)
+    try:
+        assert Path(preparer._make_folder()).parent == tmp_path
+    finally:
+        preparer.close()
 
 
 def test_a_prepared_batch_crosses_between_processes_unchanged():
