@@ -111,6 +111,7 @@ bench: setup
 	$(BIN)/python bench/translate.py
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
+	$(BIN)/python bench/catalog.py --sizes 1000000 --backends sqlite --publish-only --rounds 3
 	$(BIN)/python bench/catalog_write.py
 	$(BIN)/python bench/catalog_load.py
 	$(BIN)/python bench/transfer.py --sizes 64,192,1024,4096 --rounds 3

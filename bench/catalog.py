@@ -22,7 +22,13 @@ over HTTP; its resident memory is read from /proc after the queries. Prints one 
 (``<backend> n=<N> <figure>: <value> <unit>``), then the growth of each figure between the
 smallest and the largest size.
 
+With ``--rounds N`` the two publishes (``--db``, then HTTP) are run N times in turn, each on
+fresh databases, and the medians of their rates are printed with the median of the per-round
+ratios: the host's speed moves from minute to minute, and a round compares the two paths in
+the same minutes. The queries are measured once, on the last round's catalog.
+
     .venv/bin/python bench/catalog.py [--sizes 100000 1000000] [--backends sqlite postgresql]
+        [--rounds 3] [--publish-only]
 """
 
 from __future__ import annotations
@@ -370,6 +376,24 @@ def run(
     return figures
 
 
+def drop(*urls: str) -> None:
+    """Remove a round's SQLite files (its databases are not queried): 1.5 GB each at 1M."""
+    for url in urls:
+        if url.startswith("sqlite:///"):
+            for suffix in ("", "-wal", "-shm"):
+                Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+
+
+def medians(backend: str, n: int, rounds: list[dict[str, float]]) -> None:
+    db = [r["publish records/s"] for r in rounds]
+    http = [r["HTTP publish records/s"] for r in rounds]
+    ratios = [h / d for h, d in zip(http, db, strict=True)]
+    print(f"{backend} n={n} publish, median of {len(rounds)} rounds: --db "
+          f"{statistics.median(db):,.0f} records/s, HTTP {statistics.median(http):,.0f} "
+          f"records/s (HTTP rounds: {', '.join(f'{h:,.0f}' for h in http)}; median ratio "
+          f"x{statistics.median(ratios):.2f} of --db)", flush=True)  # fmt: skip
+
+
 def growth(results: dict[tuple[str, int], dict[str, float]]) -> None:
     """Each figure at the largest size over the same figure at the smallest."""
     for backend in sorted({b for b, _ in results}):
@@ -390,6 +414,9 @@ def main() -> None:
     parser.add_argument(
         "--publish-only", action="store_true", help="the publish figures only (no queries)"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="publish rounds (--db, then HTTP) per size"
+    )
     args = parser.parse_args()
     pg = None
     if "postgresql" in args.backends:
@@ -404,11 +431,18 @@ def main() -> None:
             for n in args.sizes:
                 recs = records(n, random.Random(n))
                 for backend in args.backends:
-                    url = database(backend, n, Path(tmp), pg)
-                    http_url = database(backend, n, Path(tmp), pg, "http")
-                    results[(backend, n)] = run(
-                        backend, n, recs, url, http_url, Path(tmp), args.publish_only
-                    )
+                    rounds = []
+                    for r in range(args.rounds):
+                        last = r == args.rounds - 1
+                        url = database(backend, n, Path(tmp), pg, f"r{r}")
+                        http_url = database(backend, n, Path(tmp), pg, f"r{r}http")
+                        only = args.publish_only or not last
+                        rounds.append(run(backend, n, recs, url, http_url, Path(tmp), only))
+                        if not last:
+                            drop(url, http_url)
+                    results[(backend, n)] = rounds[-1]
+                    if args.rounds > 1:
+                        medians(backend, n, rounds)
                 del recs
         growth(results)
         print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)

@@ -67,6 +67,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             await run_in_threadpool(app.state.index.sync)
         except Exception:  # an unmigrated or unreachable database: the first search retries
             log.exception("facet index not loaded at start-up")
+        await run_in_threadpool(app.state.preparer.warm)
         yield
         app.state.preparer.close()
         app.state.probe.close()

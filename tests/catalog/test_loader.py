@@ -213,6 +213,38 @@ def test_a_request_leaves_no_file_behind_and_close_removes_the_folder(tmp_path, 
     assert not folder.exists()
 
 
+def test_warm_starts_the_worker_before_a_request_and_close_joins_it():
+    """A server starts its preparing process with itself (``warm``), so the first publish does
+    not wait ~0.6 s for an interpreter to start; the first request goes to that process, and
+    ``close`` waits for it to exit (a worker left to exit on its own raced the interpreter's
+    exit and left the pool's semaphores in /dev/shm)."""
+    before = {p.pid for p in multiprocessing.active_children()}
+    preparer = loader.RequestPreparer(1)
+    try:
+        preparer.warm()
+        pool = preparer._pool
+        assert pool is not None
+        workers = set(pool._processes)  # spawned by warm, before any request
+        assert len(workers) == 1 and not workers & before
+        body = _good_body()
+        batch = asyncio.run(preparer.prepare(body, replace=False))
+        assert batch == loader.prepare_request(body, replace=False)
+        assert preparer._pool is pool and set(pool._processes) == workers  # the same process
+        preparer.warm()  # warm again: nothing new
+        assert preparer._pool is pool and set(pool._processes) == workers
+    finally:
+        preparer.close()
+    assert preparer._pool is None
+    assert not {p.pid for p in multiprocessing.active_children()} - before
+
+
+def test_no_worker_is_started_when_the_server_prepares_in_its_own_process():
+    preparer = loader.RequestPreparer(0)
+    preparer.warm()
+    assert preparer._pool is None
+    preparer.close()
+
+
 def test_a_failed_request_removes_its_files(tmp_path):
     exchange = loader._Exchange(str(tmp_path))
     exchange.put(b"x" * 10)

@@ -104,6 +104,33 @@ def lines(n: int, bad: dict[int, str] | None = None) -> list[bytes]:
     return out
 
 
+def _children(pid: int) -> dict[int, str]:
+    tasks = Path(f"/proc/{pid}/task")
+    found = {}
+    for task in tasks.iterdir():
+        for child in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+            found[int(child)] = cmdline.decode()
+    return found
+
+
+def test_the_server_starts_its_preparing_process_with_itself_and_joins_it_at_exit(
+    fresh_db_url, token
+):
+    """The preparing process is ready when the server answers (the first publish does not
+    wait for an interpreter to start), and is gone once the server has exited."""
+    running = Server(fresh_db_url)
+    try:
+        workers = [
+            pid for pid, cmdline in _children(running.process.pid).items()
+            if "spawn_main" in cmdline
+        ]  # fmt: skip
+        assert len(workers) == 1
+    finally:
+        running.stop()
+    assert not Path(f"/proc/{workers[0]}").exists()  # joined by the server, not left a zombie
+
+
 def test_a_stream_larger_than_the_limit_goes_in_the_batches_the_server_states(
     server, token, fresh_db_url
 ):
