@@ -38,7 +38,8 @@ class Settings(BaseSettings):
     #: bytes of one ``POST /publish`` body (413 ``batch-too-large`` beyond; ``GET /limits``
     #: states it): 50,000 records of ``ndnsci translate --json`` are ~35 MB
     max_publish_bytes: int = 64 << 20
-    #: processes that prepare big publish requests while this one writes (0: in this one)
+    #: processes that prepare big publish requests while this one writes, started with the
+    #: server (~60 MB each while idle); 0: requests are prepared in this one
     publish_workers: int = 1
     #: bytes of any other request body (``POST /manifests``): unauthenticated work is bounded
     max_body_bytes: int = 4 << 20
