@@ -149,10 +149,10 @@ class RequestPreparer:
 
     The processes are spawned (the server has threads: no fork) by :meth:`warm` when the server
     starts, else on the first big request, and stopped by :meth:`close`; a pool that broke (a
-    killed worker) is replaced. A body and its
-    prepared batch cross between the processes as files in a private folder on a memory file
-    system (``/dev/shm``; see :class:`_Exchange`), not through the pool's pipes: pickling them
-    through a pipe cost the server ~4 µs per record of the work it shares a core with.
+    killed worker) is replaced. A body and its prepared batch cross between the processes as
+    files in a private folder on a memory file system (``/dev/shm``; see :class:`_Exchange`),
+    not through the pool's pipes: pickling them through a pipe cost the server ~4 µs per
+    record of the work it shares a core with.
     """
 
     #: bodies from this size on go to a worker process: below, pickling costs more than it saves
@@ -190,8 +190,12 @@ class RequestPreparer:
         of a 20,000-record publish. An idle worker holds ~60 MB."""
         if self.workers > 0 and self._pool is None:
             pool = self._start()
-            for _ in range(self.workers):
-                pool.submit(_ready)
+            try:
+                for _ in range(self.workers):
+                    pool.submit(_ready)
+            except BaseException:  # e.g. no process could be made: the first request retries
+                self.close()
+                raise
 
     def _start(self) -> ProcessPoolExecutor:
         context = multiprocessing.get_context("spawn")

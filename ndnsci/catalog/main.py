@@ -67,7 +67,10 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             await run_in_threadpool(app.state.index.sync)
         except Exception:  # an unmigrated or unreachable database: the first search retries
             log.exception("facet index not loaded at start-up")
-        await run_in_threadpool(app.state.preparer.warm)
+        try:  # the publish preparing process, before the first publish waits for it
+            await run_in_threadpool(app.state.preparer.warm)
+        except Exception:  # no process could be started: the first big publish tries again
+            log.exception("publish preparing process not started at start-up")
         yield
         app.state.preparer.close()
         app.state.probe.close()

@@ -238,6 +238,49 @@ def test_warm_starts_the_worker_before_a_request_and_close_joins_it():
     assert not {p.pid for p in multiprocessing.active_children()} - before
 
 
+def test_a_worker_that_cannot_be_started_leaves_no_pool_and_the_next_request_tries_again(
+    monkeypatch,
+):
+    preparer = loader.RequestPreparer(1)
+
+    def refused(*args, **kwargs):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(loader.ProcessPoolExecutor, "submit", refused)
+        with pytest.raises(OSError):
+            preparer.warm()
+    assert preparer._pool is None
+    try:
+        body = _good_body()
+        assert asyncio.run(preparer.prepare(body, replace=False)) == loader.prepare_request(
+            body, replace=False
+        )
+        assert preparer._pool is not None
+    finally:
+        preparer.close()
+
+
+def test_a_server_whose_preparing_process_cannot_start_still_starts_and_says_why(
+    tmp_path, monkeypatch, caplog
+):
+    from fastapi.testclient import TestClient
+
+    from ndnsci.catalog.config import Settings
+    from ndnsci.catalog.main import create_app
+
+    url = f"sqlite:///{tmp_path / 'catalog.db'}"
+    upgrade(url)
+
+    def refused(self):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(loader.RequestPreparer, "warm", refused)
+    with TestClient(create_app(Settings(db=url))) as client:  # runs the app's start-up
+        assert client.get("/api/v1/health").status_code == 200
+    assert "publish preparing process not started at start-up" in caplog.text
+
+
 def test_no_worker_is_started_when_the_server_prepares_in_its_own_process():
     preparer = loader.RequestPreparer(0)
     preparer.warm()
