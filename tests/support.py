@@ -205,3 +205,14 @@ def once_published(fetch: Callable[[], T], seconds: float = 10) -> T:
         except NotFoundError:
             if time.monotonic() > deadline:
                 raise
+
+
+def child_processes(pid: int) -> list[int]:
+    """The live children of process ``pid``, whichever of its threads started them (a process
+    pool spawns from the thread that submits); none once ``pid`` has exited."""
+    tasks = Path(f"/proc/{pid}/task")
+    try:
+        return [int(child) for task in tasks.iterdir()
+                for child in (task / "children").read_text().split()]  # fmt: skip
+    except OSError:
+        return []

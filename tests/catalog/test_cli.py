@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy.orm import Session
-from support import CLI
+from support import CLI, child_processes
 
 from ndnsci._stack import free_port
 from ndnsci.catalog.config import Settings
@@ -223,7 +223,7 @@ def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db
                 break
         time.sleep(0.02)
     engine.dispose()
-    workers = _children(process.pid)  # preparing the next batches (catalog/loader.py)
+    workers = child_processes(process.pid)  # preparing the next batches (catalog/loader.py)
     assert workers or not Path("/proc/self/task").exists()
     process.send_signal(signal.SIGKILL)
     process.wait()
@@ -234,11 +234,6 @@ def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db
     while (alive := [pid for pid in workers if _running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive, f"preparing processes {alive} outlived their publisher"
-
-
-def _children(pid: int) -> list[int]:
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(p) for p in children.read_text().split()] if children.exists() else []
 
 
 def _running(pid: int) -> bool:

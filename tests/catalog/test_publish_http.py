@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import free_port
+from support import child_processes, free_port
 
 from ndnsci._client import AsyncCatalog, Catalog
 from ndnsci._publish import PublishLimits, PublishReport
@@ -104,16 +104,6 @@ def lines(n: int, bad: dict[int, str] | None = None) -> list[bytes]:
     return out
 
 
-def _children(pid: int) -> dict[int, str]:
-    tasks = Path(f"/proc/{pid}/task")
-    found = {}
-    for task in tasks.iterdir():
-        for child in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
-            found[int(child)] = cmdline.decode()
-    return found
-
-
 def test_the_server_starts_its_preparing_process_with_itself_and_joins_it_at_exit(
     fresh_db_url, token
 ):
@@ -122,8 +112,8 @@ def test_the_server_starts_its_preparing_process_with_itself_and_joins_it_at_exi
     running = Server(fresh_db_url)
     try:
         workers = [
-            pid for pid, cmdline in _children(running.process.pid).items()
-            if "spawn_main" in cmdline
+            pid for pid in child_processes(running.process.pid)
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
         ]  # fmt: skip
         assert len(workers) == 1
     finally:
