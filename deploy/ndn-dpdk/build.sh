@@ -11,6 +11,7 @@
 # idle cores the first time; step times are kept in PREFIX/share/ndnsci/build-times.txt.
 #
 # Options that differ from NDN-DPDK's defaults, and why:
+#   DPDK carries the patches in patches/dpdk-*.patch (each says why at its top).
 #   DPDK drivers: only what NDN-DPDK links and the faces we use (memif, AF_PACKET, AF_XDP, ring,
 #     TAP, i40e which NDN-DPDK's ethdev code references, openssl crypto): a third of the build.
 #     NDNSCI_DPDK_DRIVERS adds drivers for a real NIC (e.g. net/mlx5,common/mlx5,bus/auxiliary).
@@ -37,6 +38,12 @@ use_deps() {
 
 build_dpdk() {
     cd "$SRC/dpdk"
+    local p
+    for p in "$here"/patches/dpdk-*.patch; do
+        # a resumed build finds the patches of its first run applied
+        patch -p1 -R --dry-run --force --quiet <"$p" >/dev/null 2>&1 && continue
+        patch -p1 --forward --quiet <"$p" || die "patch $p does not apply"
+    done
     meson setup -Ddebug=true -Dcpu_instruction_set=native -Doptimization=3 -Dtests=false \
         -Ddisable_apps='*' -Denable_kmods=false -Dexamples= \
         -Denable_drivers="$DRIVERS" \
@@ -108,7 +115,7 @@ build_ndn_dpdk() {
 
 # Each key covers the pins and the functions that build them (not all of this script).
 check_cache_root
-KEY_FILES=()
+KEY_FILES=("$here"/patches/dpdk-*.patch)
 DEPS="$NATIVE_CACHE/ndn-dpdk-deps-$(KEY_EXTRA="$DRIVERS $(declare -f use_deps build_dpdk build_ubpf build_liburing build_spdk)" \
     cache_key "$here/sources.txt" dpdk spdk ubpf liburing)"
 NDNDPDK="$NATIVE_CACHE/ndn-dpdk-$(KEY_EXTRA="$DEPS ${PROGRAMS[*]} $(declare -f use_deps build_ndn_dpdk)" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install the command-line HTTP clients the tests run ESGF download scripts with: wget and curl
-# (Debian packages), as a user of /esg-search/wget would have them.
+# Install the command-line tools the tests run: the HTTP clients ESGF download scripts use, wget
+# and curl (Debian packages), as a user of /esg-search/wget would have them; gdb, which holds the
+# NDN-DPDK forwarder's polling thread in the middle of a burst in a native fault test.
 #
 #   deploy/tools/install.sh
 #
@@ -8,7 +9,7 @@
 set -euo pipefail
 
 missing=()
-for tool in wget curl; do
+for tool in wget curl gdb; do
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 [[ ${#missing[@]} -eq 0 ]] && exit 0

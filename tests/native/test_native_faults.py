@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,9 +37,15 @@ def wait_for(
 
 
 def logs(server: FileServer, plane: PlaneFixture) -> str:
-    """What ndnsci serve and the file server said (for a failure's message)."""
+    """What ndnsci serve, the file server and the forwarder said (for a failure's message)."""
     said = "".join(server.serve.log[-40:])
-    return f"\nndnsci serve:\n{said}\nfile server:\n{tail(plane.plane.run / 'fileserver.log', 30)}"
+    state = plane.plane.load()
+    forwarder = state.pids.get("forwarder") if state else None
+    return (
+        f"\nndnsci serve:\n{said}\nfile server:\n{tail(plane.plane.run / 'fileserver.log', 30)}"
+        f"\nforwarder (pid {forwarder}, {'alive' if _alive(forwarder) else 'NOT RUNNING'}):\n"
+        f"{tail(plane.plane.run / 'forwarder.log', 30)}"
+    )
 
 
 @pytest.fixture
@@ -101,6 +108,74 @@ def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_complete
         assert fetch.error is None, fetch.error
     assert at_kill < 150_000_000, "the kill came too late to matter"
     assert sha256(part) == sha256(original)
+
+
+def test_the_forwarder_outlives_a_memif_peer_that_dies_under_a_burst(
+    plane: PlaneFixture, tmp_path: Path
+) -> None:
+    """The forwarder's polling thread is held (gdb, non-stop: every other thread runs on) in
+    ``eth_memif_rx`` past its CONNECTED check, where it reads the peer's ring; the memif peers
+    (file server and fetcher) are killed and the forwarder's control thread disconnects them;
+    then the held burst goes on. DPDK's memif driver had unmapped the ring by then, and the
+    forwarder died of SIGSEGV (CI saw it as a file server that was never started again and an
+    NDNc fetch whose memif vanished). With deploy/ndn-dpdk/patches/dpdk-memif-departed-peer.patch
+    the burst reads a ring that is still mapped and the forwarder lives on."""
+    root = tmp_path / "root"
+    random_file(root / "big.bin", 300_000_000)
+    small = sha256(random_file(root / "small.bin", 3_000_000))
+    prefix = unique("/test/burst")
+    with FileServer(root, prefix) as server:
+        state = plane.plane.load()
+        assert state is not None
+        forwarder = state.pids["forwarder"]
+        peers = [state.pids["fileserver"], state.pids["fetcher"]]
+        fetch = Background(NdnDpdkTransport(plane.plane), f"{prefix}/big.bin", tmp_path / "p")
+        wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive", lambda: logs(server, plane))
+        said = tmp_path / "gdb.out"
+        with said.open("w") as out:
+            gdb = subprocess.Popen(
+                ["gdb", "-q", "-nx", "-x", str(Path(__file__).with_name("gdb_hold_memif_rx.py"))],
+                stdin=subprocess.PIPE,  # left open: gdb waits on it and runs its event loop
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={
+                    **os.environ,
+                    "NDNSCI_GDB_PID": str(forwarder),
+                    "NDNSCI_GDB_PEERS": ",".join(map(str, peers)),
+                    "NDNSCI_GDB_SECONDS": "15",
+                },
+            )
+            try:
+                gdb.wait(90)
+            finally:
+                gdb.kill()
+        output = said.read_text(errors="replace")
+        report = f"\ngdb:\n{output[-4000:]}" + logs(server, plane)
+        assert "HELD thread" in output and "eth_memif_rx" in output, "no burst was held" + report
+        assert "RESUMED" in output, report
+        assert "SIGSEGV" not in output, "the held burst faulted" + report
+        time.sleep(1)
+        assert _alive(forwarder), "the forwarder died" + report
+        assert plane.plane.is_up(), report
+        fetch.join(120)  # its fetcher was killed: it ends, one way or the other
+        # and it still forwards: ndnsci serve starts the file server again, and a fetch through
+        # NDNd and the veth link to the forwarder gets a verified file
+        wait_for(
+            lambda: plane.plane.load().pids.get("fileserver") not in (None, peers[0]),  # type: ignore[union-attr]
+            60,
+            "ndnsci serve to start the file server again",
+            lambda: logs(server, plane),
+        )
+        out = tmp_path / "out"
+        done = subprocess.run(
+            [sys.executable, "-m", "ndnsci", "fetch", f"{prefix}/small.bin", "-o", str(out), "-q"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr + logs(server, plane)
+        assert sha256(out / "small.bin") == small
 
 
 def test_two_serves_share_the_file_server_and_outlive_each_other(
