@@ -63,18 +63,16 @@ def finish() -> None:
     gdb.execute("quit")
 
 
-gdb.execute("set pagination off")
-gdb.execute("set confirm off")
-gdb.execute("set non-stop on")
-gdb.execute("handle SIGURG SIGPIPE SIGUSR1 SIGUSR2 nostop noprint pass")
-
-
 def arm() -> None:
     gdb.events.stop.connect(on_stop)
     gdb.execute(f"break {LOCATION}")
     gdb.execute("continue -a &")
 
 
+gdb.execute("set pagination off")
+gdb.execute("set confirm off")
+gdb.execute("set non-stop on")
+gdb.execute("handle SIGURG SIGPIPE SIGUSR1 SIGUSR2 nostop noprint pass")
 gdb.execute(f"attach {PID}")
 # attach stops every thread, and gdb reports them one by one from its event loop, which runs
 # once this script has ended: arm the breakpoint and let them all go once that is done
