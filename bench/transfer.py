@@ -90,7 +90,7 @@ from ndnsci.ndn import forwarder, keys, rdr
 from ndnsci.ndn.consumer import fetch_one
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
-from ndnsci.transports import Transport
+from ndnsci.sdk.transports import Transport
 
 if TYPE_CHECKING:
     from ndnsci.native.xrootd import XrootdServer
@@ -356,7 +356,7 @@ class Native:
     PREFIX = "/bench/dpdk"
 
     def __init__(self, b: Bench) -> None:
-        from ndnsci._stack import die_with_parent
+        from ndnsci.base.processes import die_with_parent
         from ndnsci.native import install
         from ndnsci.native.fetcher import NdnDpdkTransport
         from ndnsci.native.layout import Layout
@@ -439,7 +439,7 @@ class Native:
     def receive(self, label: str, name: str, out: Path) -> tuple[float, float]:
         """One file through a native transport; (seconds, CPU seconds of all the plane, NDNd and
         this process, the consumer)."""
-        from ndnsci.transports import FetchOptions, Job
+        from ndnsci.sdk.transports import FetchOptions, Job
 
         out.unlink(missing_ok=True)
         out.touch()

@@ -23,12 +23,12 @@ from __future__ import annotations
 import importlib
 
 from ndnsci import errors
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ndnsci._client import (
+    from ndnsci.sdk.client import (
         AsyncCatalog,
         AsyncSearchResults,
         Catalog,
@@ -39,29 +39,29 @@ if TYPE_CHECKING:
         Query,
         SearchResults,
     )
-    from ndnsci._dataset import data_dir, open_dataset, open_mfdataset
-    from ndnsci._fetch import adownload, afetch, download, fetch
-    from ndnsci._manifest import ManifestEntry, read_manifest
-    from ndnsci._progress import LineProgress, NoProgress, Progress, RichProgress
-    from ndnsci._publish import PublishBatch, PublishReport
-    from ndnsci._report import FetchReport, Interrupted, Outcome
-    from ndnsci._sample import make_sample
-    from ndnsci._stack import LocalStack
+    from ndnsci.sdk.dataset import data_dir, open_dataset, open_mfdataset
+    from ndnsci.sdk.fetch import adownload, afetch, download, fetch
+    from ndnsci.sdk.manifest import ManifestEntry, read_manifest
+    from ndnsci.sdk.progress import LineProgress, NoProgress, Progress, RichProgress
+    from ndnsci.sdk.publish import PublishBatch, PublishReport
+    from ndnsci.sdk.report import FetchReport, Interrupted, Outcome
+    from ndnsci.sdk.sample import make_sample
+    from ndnsci.site.stack import LocalStack
     from ndnsci.translators import Translation, reverse, translate
 
 # The SDK's modules load on first use: `ndnsci --help` and `import ndnsci` stay fast.
 _LAZY = {
-    "._client": (
+    ".sdk.client": (
         "AsyncCatalog AsyncSearchResults Catalog Changes File FileRecord Node Query SearchResults"
     ),
-    "._dataset": "data_dir open_dataset open_mfdataset",
-    "._fetch": "adownload afetch download fetch",
-    "._manifest": "ManifestEntry read_manifest",
-    "._progress": "LineProgress NoProgress Progress RichProgress",
-    "._publish": "PublishBatch PublishReport",
-    "._report": "FetchReport Interrupted Outcome",
-    "._sample": "make_sample",
-    "._stack": "LocalStack",
+    ".sdk.dataset": "data_dir open_dataset open_mfdataset",
+    ".sdk.fetch": "adownload afetch download fetch",
+    ".sdk.manifest": "ManifestEntry read_manifest",
+    ".sdk.progress": "LineProgress NoProgress Progress RichProgress",
+    ".sdk.publish": "PublishBatch PublishReport",
+    ".sdk.report": "FetchReport Interrupted Outcome",
+    ".sdk.sample": "make_sample",
+    ".site.stack": "LocalStack",
     # the translators' registry reads entry points (importlib.metadata): ~25 ms a `ndnsci
     # fetch` does not need before its first byte
     ".translators": "Translation reverse translate",

@@ -1,5 +1,5 @@
 """Helpers of the whole suite: the ``ndnsci`` command as a subprocess, a private NDNd
-forwarder, ``ndnsci serve`` processes. Free ports come from ``ndnsci._stack.free_port`` (the
+forwarder, ``ndnsci serve`` processes. Free ports come from ``ndnsci.base.processes.free_port`` (the
 one the stack uses); the forwarder fixtures (``fw``, ``make_forwarder``) are in conftest.py."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 from ndnsci.errors import NotFoundError
 from ndnsci.ndn import forwarder
 

@@ -11,7 +11,7 @@ import importlib
 import sys
 
 from ndnsci import __version__
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.cli._common import formatter
 
 if TYPE_CHECKING:  # argparse is imported by build_parser: `ndnsci fetch NAME` runs without it

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ndnsci._record import TYPE_CHECKING
-from ndnsci._settings import terminal_columns
+from ndnsci.base.environment import terminal_columns
+from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:  # argparse is imported where a parser is built (not by `ndnsci fetch NAME`)
     import argparse

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys
 
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.cli._common import CATALOG_OPTION, fail, formatter
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 def options() -> list[Option]:
     """The command's arguments, once: :func:`register` gives them to argparse, :func:`parse_plain`
     reads the plain command lines with them."""
-    from ndnsci._progress import PROGRESS_CHOICES
+    from ndnsci.sdk.progress import PROGRESS_CHOICES
 
     bulk = "bulk downloads"
     return [
@@ -172,7 +172,7 @@ def parse_plain(words: list[str]) -> SimpleNamespace | None:
 
 def run(args: argparse.Namespace) -> int:
     from ndnsci.errors import CatalogError
-    from ndnsci.transports import FetchOptions
+    from ndnsci.sdk.transports import FetchOptions
 
     sources = sum(bool(x) for x in (args.names, args.query, args.manifest))
     if sources != 1:
@@ -205,10 +205,10 @@ def run(args: argparse.Namespace) -> int:
 def _download(args: argparse.Namespace, items: list[Any], parallel: int, options: Any) -> int:
     import gc
 
-    from ndnsci._fetch import download
-    from ndnsci._report import Interrupted
     from ndnsci.errors import TransportError
-    from ndnsci.transports import UnknownTransportError, get_transport
+    from ndnsci.sdk.fetch import download
+    from ndnsci.sdk.report import Interrupted
+    from ndnsci.sdk.transports import UnknownTransportError, get_transport
 
     by_name = bool(args.names)
     if args.transport == "auto":
@@ -247,14 +247,14 @@ def _download(args: argparse.Namespace, items: list[Any], parallel: int, options
 
 
 def _from_query(args: argparse.Namespace) -> list[Any]:
-    from ndnsci._client import Catalog, Query
+    from ndnsci.sdk.client import Catalog, Query
 
     with Catalog(args.catalog) as catalog:
         return catalog.manifest(Query.parse(args.query))
 
 
 def _from_manifest(path: str) -> list[Any]:
-    from ndnsci._manifest import parse
+    from ndnsci.sdk.manifest import parse
 
     if path == "-":
         return list(parse(sys.stdin))

@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ndnsci._settings import settings
+    from ndnsci.base.environment import settings
     from ndnsci.gateway.app import create_app
 
     catalog = args.catalog or settings().catalog_url

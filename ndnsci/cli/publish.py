@@ -5,7 +5,7 @@
 
 Walking directories, every file is described by ``--jobs`` processes: named as
 ``ndnsci translate --metadata`` names it, its netCDF header read and its SHA-256 computed
-(``ndnsci/_describe.py``). Records are published in batches, one transaction each, so an
+(``ndnsci/sdk/describe.py``). Records are published in batches, one transaction each, so an
 interrupted run keeps every finished batch and a re-run skips files whose size and mtime did
 not change (``--force`` republishes them). A file that cannot be named or read is quarantined
 with the reason; publishing goes on.
@@ -37,9 +37,9 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import IO, Any, Protocol
 
-from ndnsci._describe import Quarantined, Record, describe_all, found
-from ndnsci._progress import counter
-from ndnsci._publish import Collision, Conflict, PublishBatch, Refused
+from ndnsci.sdk.describe import Quarantined, Record, describe_all, found
+from ndnsci.sdk.progress import counter
+from ndnsci.sdk.publish import Collision, Conflict, PublishBatch, Refused
 from ndnsci.translators.registry import AUTO
 
 #: records per transaction with --records into a database: at a million files a batch dirties
@@ -94,7 +94,7 @@ class Target(Protocol):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ndnsci._settings import settings
+    from ndnsci.base.environment import settings
     from ndnsci.errors import CatalogError
 
     if bool(args.dirs) == bool(args.records):
@@ -177,7 +177,7 @@ class _SkipState:
     folder; files are told apart by their real path."""
 
     def __init__(self, target: str) -> None:
-        from ndnsci._settings import settings
+        from ndnsci.base.environment import settings
 
         path = settings().state_dir / "publish-state.db"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -311,7 +311,7 @@ class _HttpTarget:
     """A catalog server, through the SDK's :meth:`Catalog.publish`."""
 
     def __init__(self, url: str, token: str) -> None:
-        from ndnsci._client import Catalog
+        from ndnsci.sdk.client import Catalog
 
         self.catalog = Catalog(url, token=token, timeout=300)
 

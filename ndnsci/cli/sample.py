@@ -32,8 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ndnsci._sample import make_sample
     from ndnsci.errors import MissingDependencyError
+    from ndnsci.sdk.sample import make_sample
 
     try:
         sample = make_sample(args.dest, big_mib=max(0, args.big_mib))

@@ -4,7 +4,7 @@ A data-centre operator runs it before publishing: how many files get a name, whi
 rules were needed, which files cannot be named and why, the facet values found, and the name
 collisions: different files that would get one name (``ndnsci publish`` keeps the first and
 reports the others). With ``--metadata`` files are named exactly as ``ndnsci publish`` names
-them (headers read, ``ndnsci/_describe.py``).
+them (headers read, ``ndnsci/sdk/describe.py``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-from ndnsci._describe import walk
 from ndnsci.cli.translate import make_converter
+from ndnsci.sdk.describe import walk
 from ndnsci.translators import Translation
 from ndnsci.translators.registry import AUTO
 

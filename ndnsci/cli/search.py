@@ -45,8 +45,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ndnsci._client import Catalog, Query
     from ndnsci.errors import CatalogError, UnknownFacetError
+    from ndnsci.sdk.client import Catalog, Query
 
     try:
         query = Query.parse(" ".join(args.filters))

@@ -121,8 +121,8 @@ def _native(args: argparse.Namespace, stop: threading.Event) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         if args.catalog:
-            from ndnsci._client import Catalog
-            from ndnsci._published import PublishedFiles
+            from ndnsci.sdk.client import Catalog
+            from ndnsci.site.published import PublishedFiles
 
             if not os.path.isdir(args.root):
                 raise NotADirectoryError(f"not a directory: {args.root}")
@@ -148,9 +148,9 @@ def _tree_producer(args: argparse.Namespace, key: Any) -> Any:
 
 
 def _catalog_producer(args: argparse.Namespace, key: Any, stop: threading.Event) -> Any:
-    from ndnsci._client import Catalog
-    from ndnsci._published import PublishedFiles
     from ndnsci.ndn.producer import MappedProducer
+    from ndnsci.sdk.client import Catalog
+    from ndnsci.site.published import PublishedFiles
 
     if not os.path.isdir(args.root):
         raise NotADirectoryError(f"not a directory: {args.root}")

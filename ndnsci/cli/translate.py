@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from ndnsci._describe import walk
+from ndnsci.sdk.describe import walk
 from ndnsci.translators import Translation, get_translator, reverse, translate
 from ndnsci.translators.registry import AUTO, ENTRY_POINT_GROUP, UnknownSchemeError
 
@@ -94,12 +94,12 @@ def make_converter(args: argparse.Namespace) -> Callable[[str], Translation]:
     if not args.metadata:
         return lambda text: translate(text, scheme)
 
-    from ndnsci._describe import Record, describe
+    from ndnsci.sdk.describe import Record, describe
 
     def with_metadata(text: str) -> Translation:
         if not os.path.isfile(text):
             return translate(text, scheme)  # a name, an ESGF id, an LFN: no file to read
-        # a file is named exactly as `ndnsci publish` names it (ndnsci/_describe.py)
+        # a file is named exactly as `ndnsci publish` names it (ndnsci/sdk/describe.py)
         described = describe(text, scheme, checksum=False, header=False)
         if isinstance(described, Record):
             return described.translation

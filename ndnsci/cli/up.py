@@ -49,15 +49,15 @@ def register(subparsers: Any) -> None:
 
 def default_data() -> Path:
     """The sample archive `ndnsci up` publishes: kept, so its files stay for a look."""
-    from ndnsci._settings import settings
+    from ndnsci.base.environment import settings
 
     return settings().share_dir / "sample"
 
 
 def run(args: argparse.Namespace) -> int:
-    from ndnsci._stack import LocalStack
     from ndnsci.errors import NdnsciError
     from ndnsci.ndn.transport import transport_uri
+    from ndnsci.site.stack import LocalStack
 
     user_transport = transport_uri()  # before the stack points NDN_CLIENT_TRANSPORT at itself
     stop = threading.Event()
@@ -158,8 +158,8 @@ def _check(stack: Any) -> int:
     """One search and one fetch through the running stack; 0 when both worked."""
     import tempfile
 
-    from ndnsci._fetch import download
     from ndnsci.errors import NdnsciError
+    from ndnsci.sdk.fetch import download
 
     query, _ = _example(stack)
     try:

@@ -45,7 +45,7 @@ from ndnsci.federation import names, replica, routes, svs
 from ndnsci.federation.serve import BatchProducer
 from ndnsci.ndn import consumer, control, keys, name, tlv
 from ndnsci.ndn.transport import Face
-from ndnsci.transports import FetchOptions
+from ndnsci.sdk.transports import FetchOptions
 
 log = logging.getLogger(__name__)
 

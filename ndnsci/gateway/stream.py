@@ -33,7 +33,7 @@ from ndnsci.errors import IntegrityError
 from ndnsci.ndn import consumer
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.transport import Face
-from ndnsci.transports import FetchOptions, Received
+from ndnsci.sdk.transports import FetchOptions, Received
 
 #: bytes released to the response at a time
 CHUNK = 1 << 20

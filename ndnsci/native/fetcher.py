@@ -1,6 +1,6 @@
 """The ``ndn-dpdk`` transport: NDN-DPDK's fetcher moves the bytes (``fetch --engine ndn-dpdk``).
 
-For one file (:class:`~ndnsci.transports.Job`):
+For one file (:class:`~ndnsci.sdk.transports.Job`):
 
 1. the metadata (versioned name, size, segment size, the publisher's signature and SHA-256 when
    the producer gives them) is asked through NDNd with ndnsci's own consumer: one packet, and
@@ -32,7 +32,7 @@ from pathlib import Path
 from ndnsci.errors import FetchError, FetchTimeout, NativePlaneError, TransportError
 from ndnsci.native import gql
 from ndnsci.native.plane import Plane
-from ndnsci.transports import Cancelled, FetchOptions, Job, Received
+from ndnsci.sdk.transports import Cancelled, FetchOptions, Job, Received
 
 RANGE_SEGMENTS = 16384  # 128 MB of 8000-byte segments: the unit of resume
 POLL_SECONDS = 0.1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ndnsci._settings import settings
+from ndnsci.base.environment import settings
 from ndnsci.errors import NativePlaneError
 
 

@@ -31,7 +31,7 @@ from ndnsci.errors import FetchError, FetchTimeout, TransportError
 from ndnsci.native import install
 from ndnsci.native.fetcher import discover, published_checksum
 from ndnsci.native.plane import NDNC_SOCKET_DIR, Plane
-from ndnsci.transports import Cancelled, FetchOptions, Job, Received
+from ndnsci.sdk.transports import Cancelled, FetchOptions, Job, Received
 
 POLL_SECONDS = 0.1
 START_GRACE_SECONDS = 10.0  # NDNc waits a second after making its face; allow for a slow start

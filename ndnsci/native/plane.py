@@ -67,7 +67,7 @@ CLIENTS_DIR = "clients"  # in the run folder: processes to stop at down (registe
 
 
 def run_dir() -> Path:
-    from ndnsci._settings import settings
+    from ndnsci.base.environment import settings
 
     return settings().native_run
 

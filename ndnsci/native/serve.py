@@ -4,7 +4,7 @@ Without ``--catalog``: one mount, ``PREFIX -> ROOT`` (the file server maps each 
 to a path component below ROOT, as the Python producer does).
 
 With ``--catalog``: the catalog's names (``/CMIP5/...``, ``/CMS/store/...``), found exactly as
-the Python producer finds them (:class:`~ndnsci._published.PublishedFiles`), become a view of
+the Python producer finds them (:class:`~ndnsci.site.published.PublishedFiles`), become a view of
 symlinks (:mod:`ndnsci.native.view`) in the plane's run folder, mounted one top-level component
 each. The catalog's change feed is polled; new and retracted names change the view in place,
 and a new top-level component (a mount) restarts the file server with the new mounts.
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ndnsci._stack import die_with_parent
+from ndnsci.base.processes import die_with_parent
 from ndnsci.errors import CatalogError, NativePlaneError, NdnError
 from ndnsci.native import view
 from ndnsci.native.plane import Plane

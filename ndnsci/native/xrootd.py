@@ -63,7 +63,7 @@ NDND_REFUSAL = (
 def run_dir() -> Path:
     """The server's folder: ``$NDNSCI_XROOTD_RUN``, else ``/run/ndnsci/xrootd``. The server's
     user must be able to reach it (every parent searchable by others)."""
-    from ndnsci._settings import settings
+    from ndnsci.base.environment import settings
 
     return settings().xrootd_run
 

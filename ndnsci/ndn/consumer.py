@@ -13,7 +13,7 @@
    is returned (asked again while the producer is still hashing).
 
 The lock, the hash of the bytes on disk and the rename into place are the engine's
-(:mod:`ndnsci._fetch`): this module only moves bytes (:class:`PythonTransport`).
+(:mod:`ndnsci.sdk.fetch`): this module only moves bytes (:class:`PythonTransport`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from ndnsci import _digest
-from ndnsci._record import Record
+from ndnsci.base import hashes
+from ndnsci.base.record import Record
 from ndnsci.errors import (
     FetchError,
     FetchTimeout,
@@ -37,7 +37,7 @@ from ndnsci.errors import (
 from ndnsci.ndn import cc, keys, rdr, tlv
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.transport import Face
-from ndnsci.transports import Cancelled, FetchOptions, Job, Received
+from ndnsci.sdk.transports import Cancelled, FetchOptions, Job, Received
 
 try:  # the compiled hot loop (ndnsci/ndn/_hotloop.c), built by `pip install`
     from ndnsci.ndn import _hotloop
@@ -234,9 +234,9 @@ def verify_signature(face: Face, data: tlv.DataPacket, trust_key: str | None) ->
 
 def hotloop() -> str:
     """The per-packet code transfers run now: ``"c"`` or ``"python"`` (``$NDNSCI_HOTLOOP``)."""
-    from ndnsci import _settings
+    from ndnsci.base import environment
 
-    wanted = _settings.hotloop()
+    wanted = environment.hotloop()
     if wanted not in ("auto", "c", "python"):
         raise ValueError(f"{HOTLOOP_ENV}={wanted!r}: auto, c or python")
     if wanted == "c" and _hotloop is None:
@@ -349,7 +349,7 @@ class Transfer:
         )
         result.digests_deferred = deferred
         # the segments' digests (a small file's hash is cheaper to make at once); None: deferred
-        self.sha256 = None if deferred else _digest.sha256(self.total)
+        self.sha256 = None if deferred else hashes.sha256(self.total)
         self.last_size: int | None = (
             target.size - self.last * self.segment_size if (target.size is not None) else None
         )
@@ -646,7 +646,7 @@ class Transfer:
 
 
 class PythonTransport:
-    """The ``python`` transport of the fetch engine (see :mod:`ndnsci.transports`)."""
+    """The ``python`` transport of the fetch engine (see :mod:`ndnsci.sdk.transports`)."""
 
     name = "python"
 
@@ -680,7 +680,7 @@ def receive(
     defer_digests: bool = False,
 ) -> Received:
     """Write the file named ``uri`` into ``part`` (its bitmap in ``state``); see
-    :meth:`ndnsci.transports.Transport.receive`. ``defer_digests``: see :class:`Transfer` (only
+    :meth:`ndnsci.sdk.transports.Transport.receive`. ``defer_digests``: see :class:`Transfer` (only
     for a caller that checks the whole file against ``published_sha256`` itself).
 
     Raises NotFoundError, IntegrityError, FetchTimeout (all FetchError) or TransportError.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ndnsci import _digest, _settings
+from ndnsci.base import environment, hashes
 
 try:  # the compiled extension (ndnsci/ndn/_hotloop.c), built by `pip install`
     from ndnsci.ndn import _hotloop
@@ -58,7 +58,7 @@ def verify_py(public: bytes, message: bytes, signature: bytes) -> bool:
     a = decode_point(public)
     if a is None or is_small_order(a):
         return False
-    digest = _digest.sha512(64 + len(message))(signature[:32] + public + message).digest()
+    digest = hashes.sha512(64 + len(message))(signature[:32] + public + message).digest()
     k = int.from_bytes(digest, "little") % L
     check = _double_scalar(s, k, _negate(a))  # [S]B + [k](-A), which must be R
     # R is not decoded (a square root, ~9 % of a verification): the encoding of a point is
@@ -75,7 +75,7 @@ verify_c: Callable[[bytes, bytes, bytes], bool] | None = (
 #: the verification the fetch uses: the compiled one unless it is missing or
 #: ``NDNSCI_HOTLOOP=python`` (the consumer's switch, read once here)
 verify: Callable[[bytes, bytes, bytes], bool] = (
-    verify_py if verify_c is None or _settings.hotloop() == "python" else verify_c
+    verify_py if verify_c is None or environment.hotloop() == "python" else verify_c
 )
 
 

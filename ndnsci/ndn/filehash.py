@@ -24,7 +24,7 @@ import queue
 import threading
 from pathlib import Path
 
-from ndnsci._settings import settings
+from ndnsci.base.environment import settings
 
 log = logging.getLogger(__name__)
 

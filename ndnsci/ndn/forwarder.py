@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ndnsci._settings import settings
+from ndnsci.base.environment import settings
 from ndnsci.errors import ForwarderError, TransportError
 from ndnsci.ndn import tlv
 from ndnsci.ndn.transport import Face

@@ -12,16 +12,16 @@ import functools
 import os
 import stat
 
-from ndnsci import _digest
-from ndnsci._record import TYPE_CHECKING
-from ndnsci._settings import settings
+from ndnsci.base import hashes
+from ndnsci.base.environment import settings
+from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import PublisherKeyError
 
 if TYPE_CHECKING:  # a fetch checks keys without pathlib: the folders are settings()'
     from pathlib import Path
     from typing import NamedTuple as Fields
-else:  # without typing at run time (ndnsci._record)
-    from ndnsci._record import Fields
+else:  # without typing at run time (ndnsci.base.record)
+    from ndnsci.base.record import Fields
 
 DEFAULT_NAME = "default"
 
@@ -37,7 +37,7 @@ def key_path(name: str = DEFAULT_NAME) -> "Path":
 
 
 def key_id(public: bytes) -> str:
-    return _digest.sha256(len(public))(public).digest()[:8].hex()
+    return hashes.sha256(len(public))(public).digest()[:8].hex()
 
 
 class PublisherKey(Fields):

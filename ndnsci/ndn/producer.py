@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from threading import Event
 from typing import Any
 
-from ndnsci import _digest, _settings
+from ndnsci.base import environment
+from ndnsci.base.hashes import sha256 as new_sha256
 from ndnsci.errors import NdnError, TransportError
 from ndnsci.ndn import control, rdr, tlv
 from ndnsci.ndn.filehash import FileKey, HashCache, file_key
@@ -130,7 +131,7 @@ def plain_parts(path_comps: list[bytes]) -> list[bytes]:
 
 def _compiled() -> bool:
     """Whether segments are answered by ``_serveloop`` (``$NDNSCI_HOTLOOP``, as the consumer)."""
-    wanted = _settings.hotloop()
+    wanted = environment.hotloop()
     if wanted == "c" and _serveloop is None:
         raise NdnError("NDNSCI_HOTLOOP=c, but ndnsci was installed without its C extension")
     return wanted != "python" and _serveloop is not None
@@ -175,7 +176,7 @@ class Producer:
         self.registered: set[tuple[bytes, ...]] = set()
         self.registrations_changed = False
         self.compiled = _compiled()
-        self.sha256 = _digest.sha256()  # as tlv.digest_packet's
+        self.sha256 = new_sha256()  # as tlv.digest_packet's
 
     # --- the loop ----------------------------------------------------------------------------
 

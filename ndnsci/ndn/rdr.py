@@ -8,13 +8,13 @@ ignore it). See docs/protocol.md, "Metadata content fields".
 
 from __future__ import annotations
 
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.ndn import tlv
 
 if TYPE_CHECKING:
     from typing import NamedTuple as Fields
-else:  # NamedTuples to the type checker, without typing at run time (ndnsci._record)
-    from ndnsci._record import Fields
+else:  # NamedTuples to the type checker, without typing at run time (ndnsci.base.record)
+    from ndnsci.base.record import Fields
 
 SEGMENT_SIZE = 0xF500
 SIZE = 0xF502

@@ -12,14 +12,14 @@ complete TLV, type + length + value), which is exactly what sits on the wire aft
 
 from __future__ import annotations
 
-from ndnsci import _digest
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base import hashes
+from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import NamedTuple as Fields
-else:  # NamedTuples to the type checker, without typing at run time (ndnsci._record)
-    from ndnsci._record import Fields
+else:  # NamedTuples to the type checker, without typing at run time (ndnsci.base.record)
+    from ndnsci.base.record import Fields
 
 # packet and field types (NDN packet format v0.3, NDNLPv2)
 INTEREST = 0x05
@@ -308,7 +308,7 @@ def digest_packet(
     name: bytes, meta: bytes, content_tl: bytes, content: bytes | bytearray | memoryview
 ) -> bytes:
     """The hot-path form of :func:`data_digest`: Name TLV and Content TL already encoded."""
-    digest = _digest.sha256()(name)
+    digest = hashes.sha256()(name)
     digest.update(meta)
     digest.update(content_tl)
     digest.update(content)
@@ -360,7 +360,7 @@ class DataPacket(Fields):
     def digest_ok(self) -> bool:
         return (
             self.signature_type == SIG_DIGEST_SHA256
-            and _digest.sha256(len(self.signed))(self.signed).digest() == self.signature_value
+            and hashes.sha256(len(self.signed))(self.signed).digest() == self.signature_value
         )
 
 

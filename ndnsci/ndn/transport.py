@@ -16,8 +16,8 @@ import contextlib
 import select
 import time
 
-from ndnsci import _settings
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base import environment
+from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import TransportError
 from ndnsci.ndn import tlv
 
@@ -36,12 +36,12 @@ _IOV_MAX = 1024
 
 def default_socket() -> str:
     """The socket ``ndnsci forwarder start`` (and ``deploy/forwarder/run.sh``) listens on."""
-    return _settings.default_socket()
+    return environment.default_socket()
 
 
 def transport_uri() -> str:
     """The forwarder every ndnsci command talks to."""
-    return _settings.client_transport() or f"unix://{default_socket()}"
+    return environment.client_transport() or f"unix://{default_socket()}"
 
 
 def parse_transport(uri: str) -> tuple[int, str | tuple[str, int]]:

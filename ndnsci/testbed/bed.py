@@ -221,7 +221,7 @@ class Testbed:
     # --- forwarders, faces, routes -----------------------------------------------------------
 
     def _start_forwarder(self, node: Node) -> None:
-        from ndnsci._stack import die_with_parent
+        from ndnsci.base.processes import die_with_parent
         from ndnsci.ndn import forwarder
 
         self.node_dir(node.name).mkdir(parents=True, exist_ok=True)
@@ -378,7 +378,7 @@ class Testbed:
                 self.start_http(node.name, data, node.http_port)
 
     def _publisher_key(self) -> None:
-        from ndnsci._stack import ensure_key
+        from ndnsci.site.stack import ensure_key
 
         ensure_key(self.rundir / "config")
 
@@ -423,7 +423,7 @@ class Testbed:
     def spawn(
         self, ns: str, name: str, argv: list[str], env: dict[str, str] | None = None
     ) -> Process:
-        from ndnsci._stack import die_with_parent
+        from ndnsci.base.processes import die_with_parent
 
         logs = self.rundir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
@@ -455,9 +455,9 @@ class Testbed:
         )
 
     def stop(self, proc: Process) -> None:
-        from ndnsci._stack import _terminate
+        from ndnsci.base.processes import terminate
 
-        _terminate(proc.proc)
+        terminate(proc.proc)
         self.procs.pop(proc.name, None)
 
     # --- running things on nodes -------------------------------------------------------------
@@ -620,11 +620,11 @@ class Testbed:
             return
         self._down = True
         with _signals_deferred():
-            from ndnsci._stack import _terminate
+            from ndnsci.base.processes import terminate
 
             for proc in reversed(list(self.procs.values())):
                 with contextlib.suppress(Exception):
-                    _terminate(proc.proc)
+                    terminate(proc.proc)
             self.procs.clear()
             removed = netns.remove(self.record)
             self.say(f"down: removed {len(removed)} namespaces")

@@ -21,7 +21,7 @@ from ndnsci.errors import TestbedError
 
 def binary() -> Path:
     """The nsci-delay binary: ``$NSCI_DELAY``, else built by deploy/testbed/build.sh."""
-    from ndnsci._settings import settings
+    from ndnsci.base.environment import settings
 
     explicit = settings().delay_binary
     if explicit is not None:

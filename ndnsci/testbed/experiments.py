@@ -505,7 +505,7 @@ def catalog_sizes(bed: Testbed | None = None) -> tuple[list[int], str]:
         return _sizes(roots[0]), "ndnsci sample (the testbed server's)"
     import tempfile
 
-    from ndnsci._sample import make_sample
+    from ndnsci.sdk.sample import make_sample
 
     with tempfile.TemporaryDirectory(prefix="ndnsci-sizes-") as tmp:
         make_sample(tmp)

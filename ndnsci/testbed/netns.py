@@ -31,7 +31,7 @@ COMMAND_TIMEOUT = 30.0
 
 def state_dir() -> Path:
     """Where testbed records live: ``$NDNSCI_TESTBED_STATE``, else /run/ndnsci-testbed."""
-    from ndnsci._settings import settings
+    from ndnsci.base.environment import settings
 
     return settings().testbed_state
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 
 NDNSCI = [sys.executable, "-m", "ndnsci"]
 QUERY_FACETS = ["model", "experiment", "variable", "frequency", "institute", "realm"]

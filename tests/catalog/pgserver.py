@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 
 INSTALL_HINT = "install it with deploy/postgres/install.sh (make setup runs it)"
 

@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy.orm import Session
 from support import CLI, child_processes
 
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 from ndnsci.catalog.config import Settings
 from ndnsci.catalog.database import make_engine
 from ndnsci.catalog.main import create_app

@@ -24,10 +24,10 @@ import httpx
 import pytest
 from support import child_processes, free_port
 
-from ndnsci._client import AsyncCatalog, Catalog
-from ndnsci._publish import PublishLimits, PublishReport
 from ndnsci.catalog.database import make_engine
 from ndnsci.cli import main
+from ndnsci.sdk.client import AsyncCatalog, Catalog
+from ndnsci.sdk.publish import PublishLimits, PublishReport
 
 DATA = Path(__file__).parents[1] / "data" / "netcdf" / "cmip5" / "output1"
 NDNSCI = Path(sys.executable).with_name("ndnsci")
@@ -302,7 +302,7 @@ def test_a_file_whose_name_another_site_holds_is_quarantined_every_run(
     fresh_db_url, tmp_path, state_home, capsys
 ):
     """Files into a database: the held one is reported, and not remembered as published."""
-    from ndnsci._describe import Record, describe_all, found
+    from ndnsci.sdk.describe import Record, describe_all, found
 
     named = [d for d in describe_all(found([str(DATA)]), checksum=False) if isinstance(d, Record)]
     held_by_another_site(fresh_db_url, [named[0].name])

@@ -1,5 +1,5 @@
 """One describe step: `translate --metadata`, `scan --metadata` and `publish` name every file of
-tests/data alike (ndnsci/_describe.py), and refuse the same files with the same codes."""
+tests/data alike (ndnsci/sdk/describe.py), and refuse the same files with the same codes."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import time
 from support import CLI, run_cli
 
 import ndnsci
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 
 
 def test_query_then_rerun_skips(stack, tmp_path):

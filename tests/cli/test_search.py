@@ -9,7 +9,7 @@ import subprocess
 
 from support import run_cli
 
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 
 
 def ndnsci(*args: str, catalog: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 from support import CLI
 
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 from ndnsci.ndn import forwarder
 
 
@@ -140,7 +140,7 @@ def _until_up_or_exit(proc: subprocess.Popen[str], timeout: float = 120) -> tupl
 
 def test_a_stack_takes_only_its_own_catalog_for_ready(stack):
     """The readiness check of `ndnsci up`: another catalog on the port is not ours."""
-    from ndnsci._stack import LocalStack
+    from ndnsci.site.stack import LocalStack
 
     other = LocalStack(port=0, set_environment=False)
     other.catalog_url = stack.catalog_url

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from ndnsci._sample import make_sample
 from ndnsci.errors import TransportError
 from ndnsci.ndn import control, forwarder, name
 from ndnsci.ndn.transport import Face
+from ndnsci.sdk.sample import make_sample
 
 from .sites import Site, link_all, wait_for
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import Forwarder, free_port
 
-from ndnsci._stack import die_with_parent
+from ndnsci.base.processes import die_with_parent
 from ndnsci.native import check
 from ndnsci.native.layout import Layout
 from ndnsci.native.plane import Plane, _alive

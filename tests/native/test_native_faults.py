@@ -19,7 +19,7 @@ from native_support import PlaneFixture, hugepages_total
 from support import CLI, Forwarder
 from test_native_plane import FileServer, random_file, receive, sha256, unique
 
-from ndnsci._stack import die_with_parent
+from ndnsci.base.processes import die_with_parent
 from ndnsci.errors import FetchTimeout, NativePlaneError, TransportError
 from ndnsci.native import fetcher
 from ndnsci.native.fetcher import NdnDpdkTransport

@@ -20,7 +20,7 @@ from ndnsci.errors import FetchError, FetchTimeout, NotFoundError, TransportErro
 from ndnsci.native import gql, install
 from ndnsci.native.ndnc import NdncTransport, _failure
 from ndnsci.native.plane import NDNC_SOCKET_DIR
-from ndnsci.transports import FetchOptions, Job, Received
+from ndnsci.sdk.transports import FetchOptions, Job, Received
 
 
 def memif_faces(plane: PlaneFixture) -> list[str]:

@@ -27,7 +27,7 @@ from ndnsci.native import gql
 from ndnsci.native.fetcher import NdnDpdkTransport, numeric_uri
 from ndnsci.native.plane import Plane
 from ndnsci.ndn import name as ndnname
-from ndnsci.transports import FetchOptions, Job, Received
+from ndnsci.sdk.transports import FetchOptions, Job, Received
 
 _counter = iter(range(1_000_000))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support import run_cli as ndnsci
 
-from ndnsci._stack import free_port
+from ndnsci.base.processes import free_port
 from ndnsci.errors import PublisherKeyError
 from ndnsci.ndn import forwarder, keys
 

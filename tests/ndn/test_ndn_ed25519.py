@@ -21,7 +21,7 @@ from Cryptodome.Signature import eddsa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndnsci import _settings
+from ndnsci.base import environment
 from ndnsci.ndn import ed25519, keys
 from ndnsci.ndn.ed25519 import L, P
 
@@ -356,7 +356,7 @@ def test_thousands_of_signatures_c_python_and_pycryptodome_agree() -> None:
 
 def test_the_compiled_verify_is_the_default_and_the_switch_selects_python() -> None:
     assert ed25519.verify_c is not None, "make setup / pip install did not build _hotloop.c"
-    assert ed25519.verify is ed25519.verify_c or _settings.hotloop() == "python"
+    assert ed25519.verify is ed25519.verify_c or environment.hotloop() == "python"
     code = "from ndnsci.ndn import ed25519; print(ed25519.verify.__name__)"
     for value, expected in (
         ("python", "verify_py"),

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from support import CLI, Serve, in_mount_namespace, run_cli
 
-from ndnsci._fetch import fetch_file
-from ndnsci._progress import NoProgress
 from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn.producer import METADATA_FRESHNESS_MS
-from ndnsci.transports import FetchOptions
+from ndnsci.sdk.fetch import fetch_file
+from ndnsci.sdk.progress import NoProgress
+from ndnsci.sdk.transports import FetchOptions
 
 
 def sha256(data: bytes) -> str:

@@ -17,12 +17,12 @@ import pytest
 from support import ndnd_put, once_published
 from test_ndn_reliability import SEG, EvilProducer
 
-from ndnsci._fetch import fetch_file
 from ndnsci.errors import FetchError, FetchTimeout, NotFoundError
 from ndnsci.ndn import consumer, tlv
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
-from ndnsci.transports import FetchOptions, Received
+from ndnsci.sdk.fetch import fetch_file
+from ndnsci.sdk.transports import FetchOptions, Received
 
 LOOPS = ("c", "python")
 COUNTERS = ("size", "segments", "rejected", "nacks", "resumed_segments", "checksum", "sha256")

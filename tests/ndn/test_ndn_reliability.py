@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from support import Serve, ndnd_put, once_published, run_cli
 
-from ndnsci._fetch import fetch_file
-from ndnsci._progress import NoProgress
 from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn import consumer, control, keys, rdr, tlv
 from ndnsci.ndn.name import from_uri
 from ndnsci.ndn.transport import Face
-from ndnsci.transports import FetchOptions, Received
+from ndnsci.sdk.fetch import fetch_file
+from ndnsci.sdk.progress import NoProgress
+from ndnsci.sdk.transports import FetchOptions, Received
 
 SEG = 1000
 

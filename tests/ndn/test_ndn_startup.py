@@ -19,9 +19,9 @@ from support import Serve
 
 # what the fetch path may not import, with the reason it is kept off
 OFF_THE_FETCH_PATH = {
-    "ndnsci._client": "the catalog client (~18 ms): a search result is recognised without it",
-    "ndnsci._publish": "the publish batches, imported by the catalog client",
-    "dataclasses": "with inspect ~9 ms: the fetch path's records are ndnsci._record's",
+    "ndnsci.sdk.client": "the catalog client (~18 ms): a search result is recognised without it",
+    "ndnsci.sdk.publish": "the publish batches, imported by the catalog client",
+    "dataclasses": "with inspect ~9 ms: the fetch path's records are ndnsci.base.record's",
     "inspect": "imported by dataclasses",
     "Cryptodome": "pycryptodome (~17 ms): ndnsci/ndn/ed25519.py verifies the metadata",
     "concurrent.futures": "the thread pool (and logging): one file runs in one thread",
@@ -34,7 +34,7 @@ OFF_THE_FETCH_PATH = {
     "importlib.metadata": "entry points: the built-in transport and translators are known",
     "platformdirs": "the settings' folders: a fetch reads its three values alone",
     "shutil": "argparse's terminal width (with zlib, bz2, lzma): cli._common.formatter",
-    "hashlib": "OpenSSL (~11 M instructions): a small file's digests are ndnsci._digest's",
+    "hashlib": "OpenSSL (~11 M instructions): a small file's digests are ndnsci.base.hashes's",
     "socket": "its enums and selectors (~12 M instructions): the face uses _socket's socket",
     "selectors": "imported by socket",
     "pathlib": "the engine's paths are strings spelled as pathlib would (_fetch._joined)",
@@ -45,7 +45,7 @@ OFF_THE_FETCH_PATH = {
     "ndnsci.translators._core": "the translators' types (dataclasses)",
     "ndnsci.translators.registry": "the translators' registry (entry points)",
     # costs in callgrind's instructions, each imported after threading (DEVELOPERS.md)
-    "typing": "~31 M with re and enum: records are ndnsci._record.Fields, contracts its Protocol",
+    "typing": "~31 M with re and enum: records are base.record.Fields, contracts its Protocol",
     "re": "~15 M with enum: translators.names and _manifest check characters with str methods",
     "enum": "~8 M, imported by re (RegexFlag)",
     "copyreg": "imported by re",

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from support import ndnd_put, once_published, run_cli
 
-from ndnsci import _fetch
-from ndnsci._fetch import fetch_file
 from ndnsci.errors import FetchError, IntegrityError, NotFoundError
 from ndnsci.ndn import keys
 from ndnsci.ndn.consumer import list_directory
-from ndnsci.transports import FetchOptions
+from ndnsci.sdk import fetch as _fetch
+from ndnsci.sdk.fetch import fetch_file
+from ndnsci.sdk.transports import FetchOptions
 
 
 def write(path: Path, size: int) -> bytes:

@@ -98,7 +98,7 @@ def test_bad_time_bound_and_missing_file(cat):
 
 
 def test_catalog_down_is_a_clear_error():
-    from ndnsci._stack import free_port
+    from ndnsci.base.processes import free_port
 
     with (
         ndnsci.Catalog(f"http://127.0.0.1:{free_port()}") as cat,
@@ -276,9 +276,9 @@ def test_the_sdk_loads_on_first_use():
 
     code = (
         "import sys, ndnsci; before = set(sys.modules); ndnsci.Catalog; "
-        "print(' '.join(sorted(before)), '|', 'ndnsci._client' in sys.modules)"
+        "print(' '.join(sorted(before)), '|', 'ndnsci.sdk.client' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, loaded = out.stdout.split("|")
-    assert not {"httpx", "asyncio", "ndnsci._fetch", "ndnsci._client"} & set(before.split())
+    assert not {"httpx", "asyncio", "ndnsci.sdk.fetch", "ndnsci.sdk.client"} & set(before.split())
     assert loaded.strip() == "True"

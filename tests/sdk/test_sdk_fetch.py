@@ -86,7 +86,7 @@ def test_manifest_with_a_bad_line(cat, tmp_path):
     manifest.write_text("\n".join(lines) + "\n")
     with pytest.raises(ManifestError, match="line 2"):
         ndnsci.read_manifest(manifest)
-    from ndnsci._manifest import parse
+    from ndnsci.sdk.manifest import parse
 
     report = ndnsci.download(parse(manifest.open()), tmp_path / "out", progress=False)
     assert len(report.done) == 3
@@ -152,7 +152,7 @@ def test_the_engines_paths_are_spelled_as_pathlib_spells_them():
     import random
     from pathlib import PurePosixPath
 
-    from ndnsci._fetch import _joined
+    from ndnsci.sdk.fetch import _joined
 
     rng = random.Random(14)
     atoms = ["", "/", "//", "///", ".", "..", "a", "b c", "./", "a/", "/x", "//y", "a//b", "é"]
@@ -170,7 +170,7 @@ def test_the_journals_lines_are_jsons():
     import json
     import random
 
-    from ndnsci._fetch import _line
+    from ndnsci.sdk.fetch import _line
 
     rng = random.Random(14)
     atoms = ["a", "/", "é", '"', "\\", "\n", "\x00", "\U0001f600", "\ud800", " ", "%41"]

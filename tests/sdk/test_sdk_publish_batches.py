@@ -1,11 +1,11 @@
-"""How the SDK cuts a publish into request bodies (ndnsci._publish): lines go on as read,
+"""How the SDK cuts a publish into request bodies (ndnsci.sdk.publish): lines go on as read,
 once in memory, and a body is streamed in pieces, never joined whole."""
 
 from __future__ import annotations
 
 import json
 
-from ndnsci._publish import Batcher, PublishLimits, encode
+from ndnsci.sdk.publish import Batcher, PublishLimits, encode
 
 
 def test_a_line_read_from_a_file_is_sent_as_it_is_without_a_copy() -> None:

@@ -14,9 +14,9 @@ import pytest
 from support import run_cli
 
 import ndnsci
-from ndnsci._fetch import fetch_file
 from ndnsci.errors import InvalidNameError, ManifestError, NotFoundError
 from ndnsci.ndn.consumer import list_directory, receive
+from ndnsci.sdk.fetch import fetch_file
 
 LFNS = [
     "store/data/Run2017B/JetHT/NANOAOD/UL2017_MiniAODv2_NanoAODv9-v1/{n}0000/{guid}.root",

@@ -1,4 +1,4 @@
-"""ndnsci._record.Fields behaves as the typing.NamedTuple it stands in for at run time, and
+"""ndnsci.base.record.Fields behaves as the typing.NamedTuple it stands in for at run time, and
 Protocol as far as a transport or a progress display uses it (DEVELOPERS.md "Start-up budget")."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from typing import NamedTuple
 
 import pytest
 
-from ndnsci._manifest import ManifestEntry
-from ndnsci._record import Fields, Protocol
-from ndnsci._settings import Settings
+from ndnsci.base.environment import Settings
+from ndnsci.base.record import Fields, Protocol
 from ndnsci.ndn.keys import PublisherKey
 from ndnsci.ndn.rdr import Metadata
 from ndnsci.ndn.tlv import DataPacket, InterestPacket, LpFrame
-from ndnsci.transports import FetchOptions, Job, Transport
+from ndnsci.sdk.manifest import ManifestEntry
+from ndnsci.sdk.transports import FetchOptions, Job, Transport
 
 
 class Mine(Fields):  # the run-time class, as the fetch path declares them

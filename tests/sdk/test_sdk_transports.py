@@ -12,11 +12,11 @@ import time
 import pytest
 from support import run_cli
 
-from ndnsci import transports
-from ndnsci._fetch import _DiskHash, download, fetch_file
-from ndnsci._report import Interrupted
 from ndnsci.errors import FetchTimeout, IntegrityError
-from ndnsci.transports import Cancelled, Job, Received, UnknownTransportError
+from ndnsci.sdk import transports
+from ndnsci.sdk.fetch import _DiskHash, download, fetch_file
+from ndnsci.sdk.report import Interrupted
+from ndnsci.sdk.transports import Cancelled, Job, Received, UnknownTransportError
 
 DATA = bytes(range(256)) * 4000  # 1 MB
 SHA = hashlib.sha256(DATA).hexdigest()

@@ -1,4 +1,4 @@
-"""The SDK's settings: every environment variable read in one place (ndnsci/_settings.py)."""
+"""The SDK's settings: every environment variable read in one place (ndnsci/base/environment.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ndnsci._settings import (
+from ndnsci.base.environment import (
     DEFAULT_CATALOG,
     client_transport,
     default_socket,

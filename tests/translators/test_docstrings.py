@@ -5,7 +5,8 @@ import doctest
 import pytest
 
 import ndnsci
-from ndnsci import _describe, translators
+from ndnsci import translators
+from ndnsci.sdk import describe as _describe
 from ndnsci.translators import _time, names, netcdf, registry
 
 

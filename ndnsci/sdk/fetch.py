@@ -9,7 +9,7 @@ the catalog knows them). Then, for every file, in a pool of ``parallel`` workers
    so, or its SHA-256 is the catalog's.
 2. Lock ``<file>.part`` (``flock``): a second fetch of the same file, in this process or
    another, waits until the first is done (Ctrl-C ends the wait), then looks again.
-3. Have the transport (:mod:`ndnsci.transports`; ``python`` by default) write the file into the
+3. Have the transport (:mod:`ndnsci.sdk.transports`; ``python`` by default) write the file into the
    ``.part``, resuming what an earlier run left when asked; transient failures (timeouts, a
    forwarder restart) are retried with exponential back-off, as pooch retries downloads.
 4. Hash the bytes on disk (read back from the ``.part``: what the transport says is settled
@@ -17,7 +17,7 @@ the catalog knows them). Then, for every file, in a pool of ``parallel`` workers
    SHA-256 and the catalog's; only then rename the ``.part`` into place and record it in the
    journal. A file that does not match is never reported verified.
 
-Progress goes to stderr (:mod:`ndnsci._progress`); Ctrl-C stops every transfer within ~0.1 s,
+Progress goes to stderr (:mod:`ndnsci.sdk.progress`); Ctrl-C stops every transfer within ~0.1 s,
 leaving resumable ``.part`` files (:class:`Interrupted`).
 """
 
@@ -30,11 +30,8 @@ import threading
 import time
 from collections.abc import Mapping
 
-from ndnsci import _digest
-from ndnsci._manifest import ManifestEntry, parse_line, relative_path
-from ndnsci._progress import make_progress
-from ndnsci._record import TYPE_CHECKING
-from ndnsci._report import FetchReport, Interrupted, Outcome
+from ndnsci.base import hashes
+from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import (
     DownloadError,
     FetchTimeout,
@@ -44,7 +41,10 @@ from ndnsci.errors import (
     QueryError,
     TransportError,
 )
-from ndnsci.transports import (
+from ndnsci.sdk.manifest import ManifestEntry, parse_line, relative_path
+from ndnsci.sdk.progress import make_progress
+from ndnsci.sdk.report import FetchReport, Interrupted, Outcome
+from ndnsci.sdk.transports import (
     DEFAULT,
     Cancelled,
     FetchOptions,
@@ -53,15 +53,15 @@ from ndnsci.transports import (
     get_transport,
 )
 
-if TYPE_CHECKING:  # typing is not on a fetch's way to its first byte (ndnsci._record)
+if TYPE_CHECKING:  # typing is not on a fetch's way to its first byte (ndnsci.base.record)
     from collections.abc import Callable, Iterable, Iterator
     from concurrent.futures import Future
     from pathlib import Path
     from typing import IO, Any, Literal, TypeAlias, TypeGuard
 
-    from ndnsci._client import AsyncSearchResults, File
-    from ndnsci._progress import Progress
-    from ndnsci.transports import Transport
+    from ndnsci.sdk.client import AsyncSearchResults, File
+    from ndnsci.sdk.progress import Progress
+    from ndnsci.sdk.transports import Transport
 
     # what the engine takes for a file; File is named only for the type checker (the catalog
     # client is not imported by a fetch by name, DEVELOPERS.md "Start-up budget")
@@ -123,7 +123,7 @@ def _is_file(item: object) -> TypeGuard[File]:
     """Whether ``item`` is a search result (:class:`ndnsci.File`). Without the catalog client
     loaded there can be none: a fetch by name does not import it (~18 ms, DEVELOPERS.md
     "Start-up budget")."""
-    client = sys.modules.get("ndnsci._client")
+    client = sys.modules.get("ndnsci.sdk.client")
     return client is not None and isinstance(item, client.File)
 
 
@@ -386,7 +386,7 @@ class _DiskHash:
         with self.wake:
             self.ready = offset
             if self.thread is None and not self.closed:
-                self.digest = _digest.sha256(offset)()  # OpenSSL's: it releases the GIL
+                self.digest = hashes.sha256(offset)()  # OpenSSL's: it releases the GIL
                 self.thread = threading.Thread(target=self._run, name="ndnsci-hash", daemon=True)
                 self.thread.start()
             self.wake.notify()
@@ -429,7 +429,7 @@ class _DiskHash:
         if on_disk != size:
             raise IntegrityError(f"{self.path} holds {on_disk:,} bytes, not the file's {size:,}")
         if self.digest is None:
-            self.digest = _digest.sha256(size)()
+            self.digest = hashes.sha256(size)()
         self._hash(size)
         if self.hashed != size:
             raise IntegrityError(
@@ -679,7 +679,7 @@ def download(
     (the default) complete files are skipped after a checksum check and partial ones continue.
     ``progress``: bars on stderr when it is a terminal (the default), ``True`` to ask for them,
     ``"text"``, ``False``, or your :class:`Progress`. ``transport``: the data plane
-    (:func:`ndnsci.transports.list_transports`).
+    (:func:`ndnsci.sdk.transports.list_transports`).
 
     Example::
 
@@ -878,7 +878,7 @@ async def adownload(
     stops them cleanly (partial files stay for a re-run)."""
     import asyncio
 
-    from ndnsci._client import AsyncSearchResults
+    from ndnsci.sdk.client import AsyncSearchResults
 
     if isinstance(items, AsyncSearchResults):
         items = await items.all()
@@ -909,7 +909,7 @@ async def afetch(
     Raises:
         DownloadError: some files failed; the others are in place.
     """
-    from ndnsci._client import AsyncSearchResults
+    from ndnsci.sdk.client import AsyncSearchResults
 
     many = items if isinstance(items, AsyncSearchResults) else _as_items(items)
     report = await adownload(many, dest, **kwargs)

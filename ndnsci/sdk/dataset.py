@@ -7,17 +7,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ndnsci._client import File
-from ndnsci._fetch import fetch
-from ndnsci._manifest import ManifestEntry
-from ndnsci._settings import settings
+from ndnsci.base.environment import settings
 from ndnsci.errors import missing
+from ndnsci.sdk.client import File
+from ndnsci.sdk.fetch import fetch
+from ndnsci.sdk.manifest import ManifestEntry
 
 if TYPE_CHECKING:
     import xarray
 
-    from ndnsci._fetch import Item, Layout
-    from ndnsci._progress import Progress
+    from ndnsci.sdk.fetch import Item, Layout
+    from ndnsci.sdk.progress import Progress
 
 
 def data_dir() -> Path:

@@ -1,16 +1,16 @@
 """The fetch engine's transport contract: how one file's bytes get from NDN into a ``.part`` file.
 
-The engine (:mod:`ndnsci._fetch`) owns everything around a transfer: the lock on the
+The engine (:mod:`ndnsci.sdk.fetch`) owns everything around a transfer: the lock on the
 destination, the ``.part`` file, skip-after-checksum and the journal, resume, retries with
 back-off, verification of the bytes on disk, the rename into place, progress and Ctrl-C. A
 transport only moves bytes: given a :class:`Job`, it writes the file named ``job.name`` into
 ``job.part`` and returns what it learnt (:class:`Received`). So a second data plane (NDN-DPDK's
 fetcher, NDNc) plugs in without copying the bookkeeping.
 
-Transports are found by name: the built-in ones below, then the ``ndnsci.transports``
+Transports are found by name: the built-in ones below, then the ``ndnsci.sdk.transports``
 entry-point group (the translators' registry has the same shape)::
 
-    [project.entry-points."ndnsci.transports"]
+    [project.entry-points."ndnsci.sdk.transports"]
     mine = "mypackage.fetching:MyTransport"
 
 where ``MyTransport()`` satisfies :class:`Transport`. The contract, in full, is in
@@ -22,18 +22,18 @@ from __future__ import annotations
 import functools
 import importlib
 
-from ndnsci._record import TYPE_CHECKING, Record
+from ndnsci.base.record import TYPE_CHECKING, Record
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
     from typing import NamedTuple as Fields
     from typing import Protocol
-else:  # without typing at run time: see ndnsci._record
-    from ndnsci._record import Fields, Protocol
+else:  # without typing at run time: see ndnsci.base.record
+    from ndnsci.base.record import Fields, Protocol
 
 DEFAULT = "python"
-ENTRY_POINT_GROUP = "ndnsci.transports"
+ENTRY_POINT_GROUP = "ndnsci.sdk.transports"
 # Transports that ship with ndnsci, found without scanning the installed packages' metadata
 # (that scan costs tens of milliseconds at start-up; as xarray's BACKEND_ENTRYPOINTS).
 BUILTIN = {
@@ -49,8 +49,9 @@ STALL_SECONDS = 15.0  # no Data at all for this long: give up (every congestion 
 CHECKSUM_WAIT_SECONDS = 30.0  # how long to wait for a producer still hashing the file
 
 
-# The contract's types are records (NamedTuples to the type checker, ndnsci._record.Fields at run
-# time) and a plain class: neither dataclasses (~9 ms with inspect) nor typing (with re and enum,
+# The contract's types are records (NamedTuples to the type checker, ndnsci.base.record.Fields
+# at run time) and a plain class: neither dataclasses (~9 ms with inspect) nor typing (with re
+# and enum,
 # ~20 M instructions) is on a fetch's way to its first byte (DEVELOPERS.md "Start-up budget").
 
 

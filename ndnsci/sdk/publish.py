@@ -13,7 +13,7 @@ memory.
 
 Each item is one record: a JSON line (``str``/``bytes``, e.g. ``ndnsci translate --json``
 output, passed through unparsed), a mapping, or a described file (:class:`Publishable`, such as
-``ndnsci._describe.Record``). Lines are numbered from 1 in the order given, blank ones
+``ndnsci.sdk.describe.Record``). Lines are numbered from 1 in the order given, blank ones
 included, so a report's ``line N`` is the line of the input.
 """
 

@@ -1,12 +1,12 @@
 """What a fetch reports: each file's :class:`Outcome`, and the :class:`FetchReport` of a run.
 
-A bottom module: the engine (:mod:`ndnsci._fetch`), the progress displays and the command line
+A bottom module: the engine (:mod:`ndnsci.sdk.fetch`), the progress displays and the command line
 share these types, and it imports nothing else of ndnsci but the record base.
 """
 
 from __future__ import annotations
 
-from ndnsci._record import TYPE_CHECKING, Record
+from ndnsci.base.record import TYPE_CHECKING, Record
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -21,15 +21,15 @@ import contextlib
 import sys
 import threading
 
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import IO, Any, Protocol
 
-    from ndnsci._report import Outcome
-else:  # without typing at run time: see ndnsci._record
-    from ndnsci._record import Protocol
+    from ndnsci.sdk.report import Outcome
+else:  # without typing at run time: see ndnsci.base.record
+    from ndnsci.base.record import Protocol
 
 PROGRESS_CHOICES = ("auto", "bars", "text", "none")
 

@@ -11,7 +11,7 @@ inputs take the built-in, larger ones and streams of packets hashlib's (DEVELOPE
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci._record)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci.base.record)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Protocol, TypeAlias

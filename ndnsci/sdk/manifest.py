@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import os
 
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import ManifestError, QueryError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
     from typing import NamedTuple as Fields
-else:  # a NamedTuple to the type checker, without typing at run time (ndnsci._record)
-    from ndnsci._record import Fields
+else:  # a NamedTuple to the type checker, without typing at run time (ndnsci.base.record)
+    from ndnsci.base.record import Fields
 
 
 def _is_sha256(text: str) -> bool:

@@ -7,7 +7,7 @@ as ``ndnsci publish`` does (same translators, same netCDF attributes), and keeps
 whose name the catalog holds with the same size. A file the catalog does not hold, or holds
 with another size, is not served.
 
-Files are named by the one describe step (``ndnsci/_describe.py``) that ``ndnsci publish``,
+Files are named by the one describe step (``ndnsci/sdk/describe.py``) that ``ndnsci publish``,
 ``translate --metadata`` and ``scan`` use.
 
 The table follows the catalog: the producer polls its change feed (``/api/v1/changes``) and,
@@ -22,11 +22,11 @@ import logging
 import os
 from dataclasses import dataclass, field
 
-from ndnsci._client import Catalog
-from ndnsci._describe import Quarantined, describe_all, walk
-from ndnsci._manifest import ManifestEntry
 from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.producer import NameTable
+from ndnsci.sdk.client import Catalog
+from ndnsci.sdk.describe import Quarantined, describe_all, walk
+from ndnsci.sdk.manifest import ManifestEntry
 
 log = logging.getLogger(__name__)
 CHUNK = 10_000  # names per manifest request

@@ -14,7 +14,6 @@ import atexit
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -24,22 +23,12 @@ import uuid
 from pathlib import Path
 from typing import IO, Any
 
+from ndnsci.base.processes import die_with_parent, free_port, port_in_use, terminate
 from ndnsci.errors import ForwarderError, StackError
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 DEFAULT_WS_PORT = 9696
-
-
-def free_port(kind: int = socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 class LocalStack:
@@ -172,7 +161,7 @@ class LocalStack:
     def _prepare_data(self) -> None:
         if self.data.exists() and any(self.data.iterdir()):
             return
-        from ndnsci._sample import make_sample
+        from ndnsci.sdk.sample import make_sample
 
         self._say(f"data: writing the sample archive to {self.data}")
         make_sample(self.data, big_mib=self.big_mib)
@@ -302,7 +291,7 @@ class LocalStack:
 
     def catalog(self) -> Any:
         """A :class:`ndnsci.Catalog` of this stack."""
-        from ndnsci._client import Catalog
+        from ndnsci.sdk.client import Catalog
 
         return Catalog(self.catalog_url)
 
@@ -332,7 +321,7 @@ class LocalStack:
         for part in ("producer", "catalog"):
             proc = self._procs.pop(part, None)
             if proc is not None:
-                _terminate(proc)
+                terminate(proc, STOP_TIMEOUT)
         if self._fw_socket is not None:
             from ndnsci.ndn import forwarder
 
@@ -346,35 +335,6 @@ class LocalStack:
             shutil.rmtree(self.workdir, ignore_errors=True)
         with contextlib.suppress(Exception):
             atexit.unregister(self.stop)
-
-
-def _prctl() -> Any:
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True).prctl
-
-
-_PRCTL = _prctl()  # looked up here: the child between fork and exec only calls it
-
-
-def die_with_parent() -> None:
-    """In a child: get SIGTERM when the process that started the stack dies, however it dies
-    (a crashed notebook kernel runs no atexit handler). Linux's PR_SET_PDEATHSIG."""
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
-
-
-def _terminate(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(STOP_TIMEOUT)
 
 
 def ensure_key(config: Path) -> None:

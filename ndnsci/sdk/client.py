@@ -23,8 +23,17 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 from urllib.parse import quote, urlencode
 
-from ndnsci._manifest import ManifestEntry, parse_line, relative_path
-from ndnsci._publish import (
+from ndnsci.base.environment import settings
+from ndnsci.errors import (
+    CatalogError,
+    CatalogUnavailableError,
+    NotInCatalogError,
+    QueryError,
+    UnknownFacetError,
+    missing,
+)
+from ndnsci.sdk.manifest import ManifestEntry, parse_line, relative_path
+from ndnsci.sdk.publish import (
     Answer,
     Batcher,
     Pending,
@@ -33,15 +42,6 @@ from ndnsci._publish import (
     PublishLimits,
     PublishReport,
     interpret,
-)
-from ndnsci._settings import settings
-from ndnsci.errors import (
-    CatalogError,
-    CatalogUnavailableError,
-    NotInCatalogError,
-    QueryError,
-    UnknownFacetError,
-    missing,
 )
 
 if TYPE_CHECKING:
@@ -579,7 +579,7 @@ class Catalog:
         """Publish records in the batches the catalog accepts (its :meth:`limits`).
 
         ``records`` are JSON lines (``ndnsci translate --json``: passed on unparsed), mappings,
-        or described files (``ndnsci._describe.Record``), read as they come: any number, in
+        or described files (``ndnsci.sdk.describe.Record``), read as they come: any number, in
         bounded memory. A name another file already has is a collision: the published record
         stays (``replace=True``: it is replaced) and the report lists it. Bad records are
         reported with their line and source, the others published. ``on_batch`` is told of

@@ -37,17 +37,17 @@ from __future__ import annotations
 import os
 import sys
 
-from ndnsci._record import TYPE_CHECKING
+from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import NamedTuple as Fields
 else:
-    # a NamedTuple to the type checker, at run time ndnsci._record's (typing is not on a fetch's
+    # a NamedTuple to the type checker, at run time ndnsci.base.record's (typing is not on a fetch's
     # way to its first byte); the annotations stay strings, never evaluated, so "Path" costs
     # nothing: pathlib (with urllib.parse and ipaddress, ~16 M instructions) is imported by
     # settings(), which a fetch does not call
-    from ndnsci._record import Fields
+    from ndnsci.base.record import Fields
 
 APP = "ndnsci"
 DEFAULT_CATALOG = "http://127.0.0.1:8000"

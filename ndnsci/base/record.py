@@ -12,24 +12,25 @@ four fields).
   ``from __future__ import annotations`` leaves as strings, never evaluated. Declared as a
   NamedTuple is::
 
-      from ndnsci._record import TYPE_CHECKING
+      from ndnsci.base.record import TYPE_CHECKING
 
       if TYPE_CHECKING:
           from typing import NamedTuple as Fields
       else:
-          from ndnsci._record import Fields
+          from ndnsci.base.record import Fields
 
       class Segment(Fields):
           number: int
           data: bytes = b""
 
   (no inheritance from a record class: a subclass adds no fields, as a NamedTuple's.)
-- :class:`Protocol`, the public contracts (``ndnsci.transports.Transport``, ``ndnsci.Progress``):
-  to the type checker a ``typing.Protocol``, at run time a plain base class (a transport may
+- :class:`Protocol`, the public contracts (``ndnsci.sdk.transports.Transport``,
+  ``ndnsci.Progress``): to the type checker a ``typing.Protocol``, at run time a plain base
+  class (a transport may
   subclass it; it cannot be instantiated itself; ``isinstance`` is nominal, where typing's
   refuses a protocol that is not ``runtime_checkable``).
 - :class:`Record`, the mutable ones a transfer fills in as it goes (:class:`ndnsci.Outcome`,
-  :class:`ndnsci.transports.Received`, the consumer's ``Target``): plain classes with an
+  :class:`ndnsci.sdk.transports.Received`, the consumer's ``Target``): plain classes with an
   ``__init__`` of their own and a dataclass's ``repr`` and ``==``.
 
 A bottom module: it imports nothing but the interpreter's built-in ``_collections``.

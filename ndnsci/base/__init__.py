@@ -1,0 +1,1 @@
+"""The floor every other layer may import: the environment ndnsci reads, digests, processes."""
