@@ -10,7 +10,7 @@ fetcher, NDNc) plugs in without copying the bookkeeping.
 Transports are found by name: the built-in ones below, then the ``ndnsci.sdk.transports``
 entry-point group (the translators' registry has the same shape)::
 
-    [project.entry-points."ndnsci.sdk.transports"]
+    [project.entry-points."ndnsci.transports"]
     mine = "mypackage.fetching:MyTransport"
 
 where ``MyTransport()`` satisfies :class:`Transport`. The contract, in full, is in
@@ -33,7 +33,7 @@ else:  # without typing at run time: see ndnsci.base.record
     from ndnsci.base.record import Fields, Protocol
 
 DEFAULT = "python"
-ENTRY_POINT_GROUP = "ndnsci.sdk.transports"
+ENTRY_POINT_GROUP = "ndnsci.transports"
 # Transports that ship with ndnsci, found without scanning the installed packages' metadata
 # (that scan costs tens of milliseconds at start-up; as xarray's BACKEND_ENTRYPOINTS).
 BUILTIN = {
