@@ -57,13 +57,14 @@ $(WEBUI_STAMP): webui/package-lock.json webui/package.json
 	cd webui && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-save --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Re-install only when the packaging metadata or the C extension changed; the install is
-# editable (the extension is compiled into ndnsci/ndn/ by it).
-$(STAMP): pyproject.toml ndnsci/ndn/_hotloop.c ndnsci/ndn/_serveloop.c ndnsci/ndn/_tlv.h \
-		ndnsci/catalog/_prepare.c
+# Re-install only when the packaging metadata or the C extensions changed; the three
+# distributions (ndnsci, catalog/, translators/) are installed editable together (the extensions
+# are compiled into the checkout by it).
+$(STAMP): pyproject.toml catalog/pyproject.toml translators/pyproject.toml \
+		ndnsci/ndn/_hotloop.c ndnsci/ndn/_serveloop.c ndnsci/ndn/_tlv.h catalog/ndnsci_catalog/_prepare.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77" wheel
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e ./translators -e ./catalog -e '.[dev]'
 	@touch $@
 
 test: setup portal
@@ -91,9 +92,9 @@ demo-check: setup portal
 	$(BIN)/ndnsci up --check
 
 # The portal's production build, inside the package so the catalog (and the wheel) serve it.
-portal: ndnsci/catalog/portal/index.html
+portal: catalog/ndnsci_catalog/portal/index.html
 
-ndnsci/catalog/portal/index.html: $(WEBUI_STAMP) $(shell find webui/src webui/index.html -type f 2>/dev/null)
+catalog/ndnsci_catalog/portal/index.html: $(WEBUI_STAMP) $(shell find webui/src webui/index.html -type f 2>/dev/null)
 	npm --prefix webui run --silent build
 
 lint:
@@ -127,4 +128,4 @@ testbed: $(STAMP)
 	$(BIN)/ndnsci testbed run all
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules ndnsci/catalog/portal
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache webui/node_modules catalog/ndnsci_catalog/portal

@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ndnsci.catalog.migrate import upgrade  # noqa: E402
+from ndnsci_catalog.migrate import upgrade  # noqa: E402
 from tests.catalog.corpus import many_records  # noqa: E402
 from tests.catalog.loadtest import LoadResult, populate, run_load  # noqa: E402
 

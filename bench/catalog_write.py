@@ -9,7 +9,7 @@ after the other, in this process, and times each with the CPU clock of its threa
    the same phases one by one (free-text documents, tree deltas, facet JSON);
 2. **writing**: what the server does with the prepared batch (``RequestBatch.loads``, then
    ``ingest.publish`` and the commit on a fresh SQLite database), with each bulk statement of
-   :class:`ndnsci.catalog.bulk.Writer` timed apart; and the bytes the writes and reads moved
+   :class:`ndnsci_catalog.bulk.Writer` timed apart; and the bytes the writes and reads moved
    (``/proc/self/io``: a batch of random names dirties pages all over the name index and the
    tree, and each commit writes them to the WAL again).
 
@@ -38,12 +38,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from catalog import records  # noqa: E402
-
-from ndnsci.catalog import bulk, ingest, loader  # noqa: E402
-from ndnsci.catalog import records as parsing  # noqa: E402
-from ndnsci.catalog.config import Settings  # noqa: E402
-from ndnsci.catalog.database import make_engine, make_sessionmaker  # noqa: E402
-from ndnsci.catalog.migrate import upgrade  # noqa: E402
+from ndnsci_catalog import bulk, ingest, loader  # noqa: E402
+from ndnsci_catalog import records as parsing  # noqa: E402
+from ndnsci_catalog.config import Settings  # noqa: E402
+from ndnsci_catalog.database import make_engine, make_sessionmaker  # noqa: E402
+from ndnsci_catalog.migrate import upgrade  # noqa: E402
 
 #: the bulk statements of a publish, timed apart
 WRITER_METHODS = (

@@ -39,13 +39,13 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from catalog import Server, load, p95, queries, records  # noqa: E402
 from transfer import Bench, fetch_args  # noqa: E402
 
-from ndnsci.catalog.database import make_engine, make_sessionmaker  # noqa: E402
-from ndnsci.catalog.ingest import publish  # noqa: E402
-from ndnsci.catalog.migrate import upgrade  # noqa: E402
-from ndnsci.catalog.records import parse_record  # noqa: E402
+from catalog import Server, load, p95, queries, records  # noqa: E402
+from ndnsci_catalog.database import make_engine, make_sessionmaker  # noqa: E402
+from ndnsci_catalog.ingest import publish  # noqa: E402
+from ndnsci_catalog.migrate import upgrade  # noqa: E402
+from ndnsci_catalog.records import parse_record  # noqa: E402
 
 ESGF_NAMES = {"frequency": "time_frequency", "table": "cmor_table"}
 COUNTED = ["model", "experiment", "frequency", "variable", "realm", "institute", "table",

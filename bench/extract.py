@@ -24,7 +24,7 @@ from typing import Any
 
 import xarray
 
-from ndnsci.translators import netcdf
+from ndnsci_translators import netcdf
 
 SAMPLE = Path(__file__).parents[1] / "tests" / "data" / "netcdf" / "cmip5"
 

@@ -42,13 +42,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from catalog import records  # noqa: E402
-
-from ndnsci.catalog import sites  # noqa: E402
-from ndnsci.catalog.database import make_engine, make_sessionmaker  # noqa: E402
-from ndnsci.catalog.migrate import upgrade  # noqa: E402
-from ndnsci.catalog.models import File  # noqa: E402
 from ndnsci.ndn import control, forwarder, keys  # noqa: E402
 from ndnsci.ndn.transport import Face  # noqa: E402
+from ndnsci_catalog import sites  # noqa: E402
+from ndnsci_catalog.database import make_engine, make_sessionmaker  # noqa: E402
+from ndnsci_catalog.migrate import upgrade  # noqa: E402
+from ndnsci_catalog.models import File  # noqa: E402
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ndnsci.translators import get_translator, translate
+from ndnsci_translators import get_translator, translate
 
 CORPORA = Path(__file__).parents[1] / "tests" / "data" / "corpora"
 

@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const DIST = join(REPO, "ndnsci/catalog/portal");
+const DIST = join(REPO, "catalog/ndnsci_catalog/portal");
 const NDNSCI = process.env.NDNSCI_BIN ?? join(REPO, ".venv/bin/ndnsci");
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const runs = Number(process.argv[process.argv.indexOf("--runs") + 1]) || 7;

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from ndnsci.sdk.report import FetchReport, Interrupted, Outcome
     from ndnsci.sdk.sample import make_sample
     from ndnsci.site.stack import LocalStack
-    from ndnsci.translators import Translation, reverse, translate
+    from ndnsci_translators import Translation, reverse, translate
 
 # The SDK's modules load on first use: `ndnsci --help` and `import ndnsci` stay fast.
 _LAZY = {
@@ -64,7 +64,7 @@ _LAZY = {
     ".site.stack": "LocalStack",
     # the translators' registry reads entry points (importlib.metadata): ~25 ms a `ndnsci
     # fetch` does not need before its first byte
-    ".translators": "Translation reverse translate",
+    "ndnsci_translators": "Translation reverse translate",
 }
 _WHERE = {name: module for module, names in _LAZY.items() for name in names.split()}
 

@@ -13,8 +13,9 @@ export default defineConfig({
   server: { proxy: { "/api": catalog, "/data": catalog } },
   preview: { proxy: { "/api": catalog, "/data": catalog } },
   build: {
-    // the catalog serves the build from its package (ndnsci/catalog/portal), and the wheel carries it
-    outDir: "../ndnsci/catalog/portal",
+    // the catalog serves the build from its package (catalog/ndnsci_catalog/portal); its wheel
+    // carries it
+    outDir: "../catalog/ndnsci_catalog/portal",
     emptyOutDir: true,
     target: "es2022",
     // the size budget is checked by bench/webui.mjs; NDNts is a lazy chunk on purpose

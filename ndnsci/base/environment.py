@@ -6,7 +6,7 @@ dataclasses on the fetch path, DEVELOPERS.md "Start-up budget"). Folders
 follow each platform's conventions through platformdirs (XDG on Linux: ``$XDG_CACHE_HOME``,
 ``$XDG_CONFIG_HOME``, ``$XDG_DATA_HOME``, ``$XDG_STATE_HOME``); an ``NDNSCI_*`` variable
 overrides its folder. The catalog service has its own settings object
-(:mod:`ndnsci.catalog.config`), as it runs apart from the SDK.
+(:mod:`ndnsci_catalog.config`), as it runs apart from the SDK.
 
 ======================== ==============================================================
 variable                 what

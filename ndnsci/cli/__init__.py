@@ -39,6 +39,23 @@ COMMANDS = {
     "xrootd": "ndnsci.cli.xrootd",
 }
 
+# an optional module a command may need -> the extra of `pip install 'ndnsci[extra]'` that brings it
+EXTRAS = {
+    "ndnsci_catalog": "server",
+    "fastapi": "server",
+    "sqlalchemy": "server",
+    "uvicorn": "server",
+    "alembic": "server",
+    "psycopg": "postgres",
+    "netCDF4": "netcdf",
+    "cftime": "netcdf",
+    "xarray": "xarray",
+    "ndn": "ndn",
+    "pandas": "analysis",
+    "intake_esm": "intake",
+    "matplotlib": "testbed",
+}
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or just the sub-command ``only`` (what ``main`` runs: loading
@@ -72,6 +89,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.freeze()
     try:
         code: int = args.func(args)
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"ndnsci {args.command}: {exc.name} is not installed: pip install 'ndnsci[{extra}]'",
+              file=sys.stderr)  # fmt: skip
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -97,13 +97,13 @@ def _db_option(parser: argparse.ArgumentParser) -> None:
 
 
 def db_url(args: argparse.Namespace) -> str:
-    from ndnsci.catalog.config import Settings
+    from ndnsci_catalog.config import Settings
 
     return str(args.db) if args.db else Settings().db
 
 
 def run_migrate(args: argparse.Namespace) -> int:
-    from ndnsci.catalog.migrate import upgrade
+    from ndnsci_catalog.migrate import upgrade
 
     url = db_url(args)
     upgrade(url)
@@ -114,9 +114,9 @@ def run_migrate(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ndnsci.catalog.config import Settings
-    from ndnsci.catalog.main import create_app
-    from ndnsci.catalog.migrate import schema_behind, upgrade
+    from ndnsci_catalog.config import Settings
+    from ndnsci_catalog.main import create_app
+    from ndnsci_catalog.migrate import schema_behind, upgrade
 
     sys.setswitchinterval(SWITCH_SECONDS)
     settings = Settings(db=db_url(args))
@@ -139,7 +139,7 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     app = create_app(settings)
     if not args.no_gateway:
-        from ndnsci.gateway.app import mount
+        from ndnsci_catalog.gateway.app import mount
 
         mount(app)
     uvicorn.run(
@@ -178,8 +178,8 @@ def _session(args: argparse.Namespace) -> Any:
     """A session on the migrated database of ``--db`` (its engine closes with it)."""
     from contextlib import contextmanager
 
-    from ndnsci.catalog.database import make_engine, make_sessionmaker
-    from ndnsci.catalog.migrate import upgrade
+    from ndnsci_catalog.database import make_engine, make_sessionmaker
+    from ndnsci_catalog.migrate import upgrade
 
     @contextmanager
     def session() -> Any:
@@ -198,7 +198,7 @@ def _session(args: argparse.Namespace) -> Any:
 def run_token_create(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import IntegrityError
 
-    from ndnsci.catalog.tokens import create_token, expiry
+    from ndnsci_catalog.tokens import create_token, expiry
 
     try:
         expires = expiry(args.expires) if args.expires else None
@@ -219,7 +219,7 @@ def run_token_create(args: argparse.Namespace) -> int:
 
 
 def run_token_list(args: argparse.Namespace) -> int:
-    from ndnsci.catalog.tokens import list_tokens
+    from ndnsci_catalog.tokens import list_tokens
 
     with _session(args) as session:
         tokens = list_tokens(session)
@@ -236,7 +236,7 @@ def run_token_list(args: argparse.Namespace) -> int:
 
 
 def run_token_revoke(args: argparse.Namespace) -> int:
-    from ndnsci.catalog.tokens import revoke_token
+    from ndnsci_catalog.tokens import revoke_token
 
     with _session(args) as session:
         found = revoke_token(session, args.name)

@@ -130,8 +130,8 @@ def register(commands: Any, db_option: Any, db_url: Any) -> None:
 
 
 def _session(args: argparse.Namespace) -> Any:
-    from ndnsci.catalog.database import make_engine, make_sessionmaker
-    from ndnsci.catalog.migrate import upgrade
+    from ndnsci_catalog.database import make_engine, make_sessionmaker
+    from ndnsci_catalog.migrate import upgrade
 
     url = args.db_url(args)
     upgrade(url)
@@ -139,9 +139,9 @@ def _session(args: argparse.Namespace) -> Any:
 
 
 def run_site_init(args: argparse.Namespace) -> int:
-    from ndnsci.catalog import sites
     from ndnsci.errors import PublisherKeyError
     from ndnsci.ndn import keys
+    from ndnsci_catalog import sites
 
     try:
         key = keys.load(args.key)
@@ -165,7 +165,7 @@ def run_site_init(args: argparse.Namespace) -> int:
 
 
 def run_site_show(args: argparse.Namespace) -> int:
-    from ndnsci.catalog import sites
+    from ndnsci_catalog import sites
 
     with _session(args) as session:
         every = sites.all_sites(session)
@@ -175,7 +175,7 @@ def run_site_show(args: argparse.Namespace) -> int:
 
 
 def run_trust_add(args: argparse.Namespace) -> int:
-    from ndnsci.catalog import sites
+    from ndnsci_catalog import sites
 
     with _session(args) as session:
         try:
@@ -188,7 +188,7 @@ def run_trust_add(args: argparse.Namespace) -> int:
 
 
 def run_trust_remove(args: argparse.Namespace) -> int:
-    from ndnsci.catalog import sites
+    from ndnsci_catalog import sites
 
     with _session(args) as session:
         removed = sites.untrust(session, args.site)
@@ -199,7 +199,7 @@ def run_trust_remove(args: argparse.Namespace) -> int:
 
 
 def run_seal(args: argparse.Namespace) -> int:
-    from ndnsci.federation.mirror import seal
+    from ndnsci_catalog.federation.mirror import seal
 
     code, count = _until_stopped(args, "seal", lambda url, stop: seal(
         url, args.key, follow=args.follow, interval=args.interval,
@@ -215,8 +215,8 @@ def _until_stopped(
 ) -> tuple[int, int | None]:
     """``work(db_url, stop)`` on an upgraded catalog, SIGTERM setting ``stop``: the exit code,
     and what ``work`` returned (None when it failed or was interrupted)."""
-    from ndnsci.catalog.migrate import upgrade
     from ndnsci.errors import NdnsciError
+    from ndnsci_catalog.migrate import upgrade
 
     _logging(False, command)
     url = args.db_url(args)
@@ -232,7 +232,7 @@ def _until_stopped(
 
 
 def run_conflicts(args: argparse.Namespace) -> int:
-    from ndnsci.catalog import sites
+    from ndnsci_catalog import sites
 
     with _session(args) as session:
         for conflict in sites.conflicts(session, args.limit):
@@ -251,10 +251,10 @@ def _logging(verbose: bool, command: str) -> None:
 
 
 def run_federate(args: argparse.Namespace) -> int:
-    from ndnsci.catalog.migrate import upgrade
     from ndnsci.errors import NdnsciError
-    from ndnsci.federation.names import DEFAULT_GROUP
-    from ndnsci.federation.service import Federation, Options
+    from ndnsci_catalog.federation.names import DEFAULT_GROUP
+    from ndnsci_catalog.federation.service import Federation, Options
+    from ndnsci_catalog.migrate import upgrade
 
     _logging(args.verbose, "federate")
     links = []
@@ -283,7 +283,7 @@ def run_federate(args: argparse.Namespace) -> int:
 
 
 def run_mirror(args: argparse.Namespace) -> int:
-    from ndnsci.federation.mirror import mirror
+    from ndnsci_catalog.federation.mirror import mirror
 
     code, count = _until_stopped(args, "mirror", lambda url, stop: mirror(
         url, args.source, follow=args.follow, interval=args.interval, stop=stop

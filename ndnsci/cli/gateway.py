@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ndnsci.base.environment import settings
-    from ndnsci.gateway.app import create_app
+    from ndnsci_catalog.gateway.app import create_app
 
     catalog = args.catalog or settings().catalog_url
     print(

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from typing import IO, Any
 
-from ndnsci.translators import netcdf
+from ndnsci_translators import netcdf
 
 # values longer than this are cut in the readable summary (--json always has them whole)
 _WIDTH = 100

@@ -40,7 +40,7 @@ from typing import IO, Any, Protocol
 from ndnsci.sdk.describe import Quarantined, Record, describe_all, found
 from ndnsci.sdk.progress import counter
 from ndnsci.sdk.publish import Collision, Conflict, PublishBatch, Refused
-from ndnsci.translators.registry import AUTO
+from ndnsci_translators.registry import AUTO
 
 #: records per transaction with --records into a database: at a million files a batch dirties
 #: pages all over the name, tree and free-text indexes, and bigger batches dirty each page
@@ -220,9 +220,9 @@ class _DbTarget:
     """Upserts straight into a database: each batch is one transaction."""
 
     def __init__(self, url: str | None) -> None:
-        from ndnsci.catalog.config import Settings
-        from ndnsci.catalog.database import make_engine, make_sessionmaker
-        from ndnsci.catalog.migrate import upgrade
+        from ndnsci_catalog.config import Settings
+        from ndnsci_catalog.database import make_engine, make_sessionmaker
+        from ndnsci_catalog.migrate import upgrade
 
         self.url = url or Settings().db
         upgrade(self.url)
@@ -244,8 +244,8 @@ class _DbTarget:
             line += len(chunk)
 
     def _publish_batch(self, chunk: list[Record], first: int, replace: bool) -> PublishBatch:
-        from ndnsci.catalog.ingest import prepare, publish
-        from ndnsci.catalog.records import RecordError, parse_record
+        from ndnsci_catalog.ingest import prepare, publish
+        from ndnsci_catalog.records import RecordError, parse_record
 
         lines = list(range(first + 1, first + len(chunk) + 1))
         done = PublishBatch(items=chunk, lines=lines)
@@ -288,7 +288,7 @@ class _DbTarget:
     ) -> None:
         """JSON lines, prepared by other processes while this one writes (catalog/loader.py):
         ``jobs`` of them (at most PREPARE_PROCESSES), none for ``--jobs 1``."""
-        from ndnsci.catalog.loader import load
+        from ndnsci_catalog.loader import load
 
         def done(prepared: Any, result: Any) -> None:
             kept_out = sum(not c.replaced for c in result.collisions)

@@ -18,8 +18,8 @@ from typing import Any
 
 from ndnsci.cli.translate import make_converter
 from ndnsci.sdk.describe import walk
-from ndnsci.translators import Translation
-from ndnsci.translators.registry import AUTO
+from ndnsci_translators import Translation
+from ndnsci_translators.registry import AUTO
 
 TOP_VALUES = 6
 

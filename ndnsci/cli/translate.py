@@ -1,7 +1,7 @@
 """``ndnsci translate``: file names, paths and LFNs -> NDN names, and back with ``--reverse``.
 
 With ``--json`` the output is a contract other tools rely on: exactly one JSON object per input,
-in input order, with the keys of :meth:`ndnsci.translators.Translation.to_dict`.
+in input order, with the keys of :meth:`ndnsci_translators.Translation.to_dict`.
 Exit status: 0 when every input was named, 1 when some could not be, 2 on a usage error.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from ndnsci.sdk.describe import walk
-from ndnsci.translators import Translation, get_translator, reverse, translate
-from ndnsci.translators.registry import AUTO, ENTRY_POINT_GROUP, UnknownSchemeError
+from ndnsci_translators import Translation, get_translator, reverse, translate
+from ndnsci_translators.registry import AUTO, ENTRY_POINT_GROUP, UnknownSchemeError
 
 
 def _scheme_names() -> list[str]:

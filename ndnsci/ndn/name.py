@@ -4,7 +4,7 @@ Loose input, strict output: :func:`from_uri` accepts what users type (percent es
 ``v=``/``seg=``/``32=`` components, a trailing slash, ``//`` for an empty component as
 python-ndn writes it) and yields encoded components; every other module works on those.
 Component values are written and read by the one URI codec of ndnsci,
-:mod:`ndnsci.translators.names` (periods-only components per the NDN URI spec), so a name the
+:mod:`ndnsci_translators.names` (periods-only components per the NDN URI spec), so a name the
 translators build and the name the data plane sends are the same; the wire encoding is checked
 against python-ndn's in the tests.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ndnsci.errors import InvalidNameError
 from ndnsci.ndn import tlv
-from ndnsci.translators import names as uri_codec
+from ndnsci_translators import names as uri_codec
 
 _NUMBERED = {
     "seg": tlv.SEGMENT,

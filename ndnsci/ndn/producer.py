@@ -41,7 +41,7 @@ from ndnsci.ndn import control, rdr, tlv
 from ndnsci.ndn.filehash import FileKey, HashCache, file_key
 from ndnsci.ndn.keys import PublisherKey
 from ndnsci.ndn.transport import Face
-from ndnsci.translators.names import UnsafePathError, safe_relative_path
+from ndnsci_translators.names import UnsafePathError, safe_relative_path
 
 try:  # the compiled segment path (ndnsci/ndn/_serveloop.c), built by `pip install`
     from ndnsci.ndn import _serveloop

@@ -8,7 +8,7 @@ refusal) whichever of them looks at it:
 - :func:`walk` lists the files below a directory in sorted order; :func:`found` lists those of
   several roots once each, with their path below the root (the record's ``original_path``).
 - A file whose name ends in ``.nc`` or ``.nc4`` (any case) is netCDF. Its header is read (one
-  open), and the translator gets :func:`ndnsci.translators.netcdf.naming_attributes`: the
+  open), and the translator gets :func:`ndnsci_translators.netcdf.naming_attributes`: the
   global attributes plus the main variable and the time coverage derived from the contents,
   so a file stored under a non-DRS name is named from what it holds. A netCDF file that
   cannot be read is quarantined with the reader's code (``truncated``, ``not-netcdf``, ...):
@@ -27,9 +27,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ndnsci.translators import Translation, translate
-from ndnsci.translators._core import failure
-from ndnsci.translators.registry import AUTO
+from ndnsci_translators import Translation, translate
+from ndnsci_translators._core import failure
+from ndnsci_translators.registry import AUTO
 
 #: file name endings read as netCDF (compared lower-case)
 NETCDF_SUFFIXES = (".nc", ".nc4")
@@ -62,7 +62,7 @@ class Record:
         return self.path
 
     def to_json(self) -> dict[str, Any]:
-        """The record as ``POST /publish`` takes it (``ndnsci.catalog.records``)."""
+        """The record as ``POST /publish`` takes it (``ndnsci_catalog.records``)."""
         t = self.translation
         return {
             "scheme": t.scheme,
@@ -147,7 +147,7 @@ def describe(
         code, message = (error.code, error.message) if error else ("unnamed", "cannot be named")
         return Quarantined(path, code, message)
     if checksum and sha256 is None:
-        from ndnsci.translators.netcdf import sha256_file
+        from ndnsci_translators.netcdf import sha256_file
 
         try:
             sha256 = sha256_file(path)
@@ -169,7 +169,7 @@ def _read_netcdf(
     path: str, checksum: bool, header: bool
 ) -> tuple[dict[str, Any], dict[str, Any] | None, str | None] | Quarantined:
     """The naming attributes, the header (when wanted) and the SHA-256 (when computed)."""
-    from ndnsci.translators import netcdf
+    from ndnsci_translators import netcdf
 
     try:
         if not header:

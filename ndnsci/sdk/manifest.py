@@ -61,7 +61,7 @@ def relative_path(name: str) -> str:
     >>> relative_path("/CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc")
     'CMIP5/output1/MOHC/HadCM3/tas_Amon_x.nc'
     """
-    from ndnsci.translators.names import UnsafePathError, safe_relative_path, split_name
+    from ndnsci_translators.names import UnsafePathError, safe_relative_path, split_name
 
     try:
         return safe_relative_path(split_name(name))
@@ -126,7 +126,7 @@ def _checked(make: Any, number: int) -> str:
 
 def _safe_path(path: object, number: int) -> str:
     """A relative path that stays inside the output directory, or ManifestError."""
-    from ndnsci.translators.names import UnsafePathError, safe_relative_path
+    from ndnsci_translators.names import UnsafePathError, safe_relative_path
 
     if not isinstance(path, str):
         raise ManifestError(f"'path' must be a relative file path, not {path!r}", number)

@@ -908,7 +908,7 @@ class _Catalog:
         return self.bed.spawn(self.bed.ns(self.node), f"{part}-{self.name}", argv, env=env)
 
     def session(self) -> Any:
-        from ndnsci.catalog.database import make_engine, make_sessionmaker
+        from ndnsci_catalog.database import make_engine, make_sessionmaker
 
         if self._factory is None:
             self._engine = make_engine(self.db)
@@ -919,7 +919,7 @@ class _Catalog:
         """Records of site ``origin`` this catalog holds."""
         from sqlalchemy import func, select
 
-        from ndnsci.catalog.models import File
+        from ndnsci_catalog.models import File
 
         with self.session() as session:
             query = select(func.count()).select_from(File).where(File.site == origin)
@@ -927,7 +927,7 @@ class _Catalog:
 
     def sealed(self) -> tuple[int, int]:
         """(batches this site sealed, their bytes)."""
-        from ndnsci.catalog import sites
+        from ndnsci_catalog import sites
 
         with self.session() as session:
             local = sites.local_site(session)

@@ -19,12 +19,12 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import get_db, make_engine
-from ndnsci.catalog.facetindex import FacetIndex
-from ndnsci.catalog.main import create_app
-from ndnsci.catalog.migrate import upgrade
-from ndnsci.catalog.tokens import create_token
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.database import get_db, make_engine
+from ndnsci_catalog.facetindex import FacetIndex
+from ndnsci_catalog.main import create_app
+from ndnsci_catalog.migrate import upgrade
+from ndnsci_catalog.tokens import create_token
 
 from .pgserver import PostgresNotInstalled, PostgresServer
 

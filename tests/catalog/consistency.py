@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from ndnsci.catalog.bulk import unpack_ids
+from ndnsci_catalog.bulk import unpack_ids
 
 
 def check(session: Session) -> int:

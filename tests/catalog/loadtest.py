@@ -144,8 +144,8 @@ class Server:
 
 def populate(url: str, records: list[dict[str, Any]]) -> None:
     """Publish ``records`` straight into the database (the bulk path of ``ndnsci publish``)."""
-    from ndnsci.catalog import loader
-    from ndnsci.catalog.database import make_engine, make_sessionmaker
+    from ndnsci_catalog import loader
+    from ndnsci_catalog.database import make_engine, make_sessionmaker
 
     engine = make_engine(url)
     try:

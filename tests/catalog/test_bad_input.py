@@ -60,7 +60,7 @@ def test_a_nul_in_a_facet_value_is_a_422(client, published):
 
 
 def _words(q: str) -> str:
-    """``q`` written with words only, as ndnsci.catalog.fulltext reads a query: each space-separated
+    """``q`` written with words only, as ndnsci_catalog.fulltext reads a query: each space-separated
     word is the phrase of its letter-and-digit runs (``MPI-ESM-LR``), ``*`` at its end a
     prefix."""
     plain = []

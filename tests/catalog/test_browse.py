@@ -122,7 +122,7 @@ def test_intake_esm_export(client, published):
 def test_export_aggregation_comes_from_the_scheme_translator(client, published, monkeypatch):
     """No scheme is hard-coded in the service: each translator (entry points) says how its
     files group into datasets, and one without that says nothing is aggregated."""
-    from ndnsci.translators import Aggregation, get_translator
+    from ndnsci_translators import Aggregation, get_translator
 
     cmip6 = client.get("/export/intake-esm", params={"scheme": "cmip6"}).json()
     assert cmip6["aggregation_control"]["groupby_attrs"] == list(

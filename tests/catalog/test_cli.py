@@ -25,12 +25,12 @@ from sqlalchemy.orm import Session
 from support import CLI, child_processes
 
 from ndnsci.base.processes import free_port
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import make_engine
-from ndnsci.catalog.main import create_app
 from ndnsci.cli import main
 from ndnsci.cli.publish import RECORDS_BATCH
-from ndnsci.translators import translate
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.database import make_engine
+from ndnsci_catalog.main import create_app
+from ndnsci_translators import translate
 
 from . import consistency
 from .conftest import Client
@@ -308,8 +308,8 @@ def test_serve_without_migrating_refuses_an_older_schema(fresh_db_url, capsys):
     free text) says what to do instead of failing at the first replace or retract."""
     from alembic import command
 
-    from ndnsci.catalog.migrate import alembic_config, schema_behind
     from ndnsci.cli import main
+    from ndnsci_catalog.migrate import alembic_config, schema_behind
 
     assert schema_behind(fresh_db_url) is None
     command.downgrade(alembic_config(fresh_db_url), "2026_11_23_token_expiry")

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from ndnsci.catalog import fulltext
-from ndnsci.catalog.query import SORTS
+from ndnsci_catalog import fulltext
+from ndnsci_catalog.query import SORTS
 
 from .corpus import all_records
 

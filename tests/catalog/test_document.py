@@ -1,4 +1,4 @@
-"""The free-text document of a record: the compiled builder (ndnsci/catalog/_prepare.c) against
+"""The free-text document of a record: the compiled builder (ndnsci_catalog/_prepare.c) against
 ``fulltext.document``.
 
 A published row's document is made again to remove it from the SQLite table (which keeps no copy
@@ -16,9 +16,9 @@ import sys
 
 import pytest
 
-from ndnsci.catalog import fulltext, ingest
-from ndnsci.catalog._prepare import document as compiled
-from ndnsci.catalog.records import Record, parse_record
+from ndnsci_catalog import fulltext, ingest
+from ndnsci_catalog._prepare import document as compiled
+from ndnsci_catalog.records import Record, parse_record
 
 from .corpus import all_records, many_records
 
@@ -126,7 +126,7 @@ def test_a_record_with_metadata_is_made_by_python(monkeypatch):
 
 
 def test_ndnsci_hotloop_python_switches_the_compiled_document_off():
-    code = "from ndnsci.catalog import ingest; print(ingest._compiled_document is None)"
+    code = "from ndnsci_catalog import ingest; print(ingest._compiled_document is None)"
     for setting, expected in (("python", "True"), ("c", "False")):
         env = {**os.environ, "NDNSCI_HOTLOOP": setting}
         out = subprocess.run(

@@ -17,15 +17,15 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 from support import run_cli
 
-from ndnsci.catalog import facetindex
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.facetindex import FacetIndex, Stale, engine_source
-from ndnsci.catalog.ingest import publish, retract
-from ndnsci.catalog.main import create_app
-from ndnsci.catalog.query import Search, SearchParams
-from ndnsci.catalog.records import parse_record
-from ndnsci.catalog.tokens import create_token
+from ndnsci_catalog import facetindex
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.database import make_engine, make_sessionmaker
+from ndnsci_catalog.facetindex import FacetIndex, Stale, engine_source
+from ndnsci_catalog.ingest import publish, retract
+from ndnsci_catalog.main import create_app
+from ndnsci_catalog.query import Search, SearchParams
+from ndnsci_catalog.records import parse_record
+from ndnsci_catalog.tokens import create_token
 
 from . import consistency
 from .conftest import Client, ndjson

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ndnsci.catalog.records import FIELD_LIMITS, MAX_RECORD
+from ndnsci_catalog.records import FIELD_LIMITS, MAX_RECORD
 
 from . import consistency
 from .conftest import ndjson

@@ -20,10 +20,10 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from ndnsci.catalog import bulk, ingest, loader
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.migrate import upgrade
-from ndnsci.translators import translate
+from ndnsci_catalog import bulk, ingest, loader
+from ndnsci_catalog.database import make_engine, make_sessionmaker
+from ndnsci_catalog.migrate import upgrade
+from ndnsci_translators import translate
 
 from . import consistency
 from .corpus import CORPORA
@@ -266,8 +266,8 @@ def test_a_server_whose_preparing_process_cannot_start_still_starts_and_says_why
 ):
     from fastapi.testclient import TestClient
 
-    from ndnsci.catalog.config import Settings
-    from ndnsci.catalog.main import create_app
+    from ndnsci_catalog.config import Settings
+    from ndnsci_catalog.main import create_app
 
     url = f"sqlite:///{tmp_path / 'catalog.db'}"
     upgrade(url)

@@ -9,14 +9,14 @@ from typing import Any
 from alembic import command
 from sqlalchemy import text
 
-from ndnsci.catalog import fulltext
-from ndnsci.catalog.bulk import HEAD, unpack_ids
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.ingest import publish
-from ndnsci.catalog.main import create_app
-from ndnsci.catalog.migrate import alembic_config
-from ndnsci.catalog.records import parse_record
+from ndnsci_catalog import fulltext
+from ndnsci_catalog.bulk import HEAD, unpack_ids
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.database import make_engine, make_sessionmaker
+from ndnsci_catalog.ingest import publish
+from ndnsci_catalog.main import create_app
+from ndnsci_catalog.migrate import alembic_config
+from ndnsci_catalog.records import parse_record
 
 from .conftest import Client
 from .corpus import cmip5_records

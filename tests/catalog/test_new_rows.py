@@ -1,4 +1,4 @@
-"""The files rows of an optimistic write: the compiled builder (ndnsci/catalog/_prepare.c)
+"""The files rows of an optimistic write: the compiled builder (catalog/ndnsci_catalog/_prepare.c)
 against Python's.
 
 When a batch's names are all new (``ingest.publish`` on SQLite, a first load), the server makes
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from ndnsci.catalog import bulk, ingest
-from ndnsci.catalog._prepare import new_rows as compiled
-from ndnsci.catalog.records import parse_record
+from ndnsci_catalog import bulk, ingest
+from ndnsci_catalog._prepare import new_rows as compiled
+from ndnsci_catalog.records import parse_record
 
 from . import consistency
 from .corpus import all_records, many_records
@@ -131,8 +131,8 @@ def _fields(batch: ingest.Prepared) -> dict[str, Any]:
 
 def test_a_first_load_writes_the_same_tables_either_way(monkeypatch, tmp_path):
     """The whole optimistic write on SQLite, with the compiled rows and with Python's."""
-    from ndnsci.catalog.database import make_engine, make_sessionmaker
-    from ndnsci.catalog.migrate import upgrade
+    from ndnsci_catalog.database import make_engine, make_sessionmaker
+    from ndnsci_catalog.migrate import upgrade
 
     records = [parse_record(r) for r in [*all_records(), *many_records(300)]]
     tables = []
@@ -172,7 +172,7 @@ def test_a_first_load_writes_the_same_tables_either_way(monkeypatch, tmp_path):
 
 
 def test_ndnsci_hotloop_python_switches_the_compiled_rows_off():
-    code = "from ndnsci.catalog import ingest; print(ingest._compiled_new_rows is None)"
+    code = "from ndnsci_catalog import ingest; print(ingest._compiled_new_rows is None)"
     for setting, expected in (("python", "True"), ("c", "False")):
         env = {**os.environ, "NDNSCI_HOTLOOP": setting}
         out = subprocess.run(

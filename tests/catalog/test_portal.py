@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-import ndnsci.catalog
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.main import create_app, portal_dir
+import ndnsci_catalog
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.main import create_app, portal_dir
 
 
 def get(app: object, path: str) -> httpx.Response:
@@ -69,7 +69,7 @@ def test_the_setting_comes_from_the_environment(
 def test_default_is_the_build_carried_in_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     """`make test` builds the portal first (the Makefile's portal target), so it is there."""
     monkeypatch.delenv("NDNSCI_WEBUI_DIR", raising=False)
-    packaged = Path(ndnsci.catalog.__file__).parent / "portal"
+    packaged = Path(ndnsci_catalog.__file__).parent / "portal"
     assert portal_dir(Settings(db="sqlite://")) == packaged
     page = get(create_app(Settings(db="sqlite://")), "/")
     assert page.status_code == 200 and '<div id="root">' in page.text

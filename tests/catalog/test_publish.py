@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from ndnsci.catalog import bulk, fulltext
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.main import create_app
-from ndnsci.catalog.tokens import create_token
+from ndnsci_catalog import bulk, fulltext
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.database import make_engine, make_sessionmaker
+from ndnsci_catalog.main import create_app
+from ndnsci_catalog.tokens import create_token
 
 from . import consistency
 from .conftest import Client, ndjson
@@ -332,7 +332,7 @@ def test_a_failing_batch_leaves_the_committed_ones_intact(
     client, publish, token, session, monkeypatch
 ):
     publish(list(cmip5_records()[:5]))
-    from ndnsci.catalog import bulk
+    from ndnsci_catalog import bulk
 
     def crash(*_args: Any) -> None:
         raise RuntimeError("disk on fire")
@@ -423,7 +423,7 @@ def test_an_original_path_must_be_relative(client, token, session, original_path
     ],
 )  # fmt: skip
 def test_the_original_name_is_the_last_component_of_the_input(given, original):
-    from ndnsci.catalog.records import parse_record
+    from ndnsci_catalog.records import parse_record
 
     assert parse_record({**RECORD, "input": given}).original == original
 

@@ -24,10 +24,10 @@ import httpx
 import pytest
 from support import child_processes, free_port
 
-from ndnsci.catalog.database import make_engine
 from ndnsci.cli import main
 from ndnsci.sdk.client import AsyncCatalog, Catalog
 from ndnsci.sdk.publish import PublishLimits, PublishReport
+from ndnsci_catalog.database import make_engine
 
 DATA = Path(__file__).parents[1] / "data" / "netcdf" / "cmip5" / "output1"
 NDNSCI = Path(sys.executable).with_name("ndnsci")
@@ -258,8 +258,8 @@ def test_a_name_collision_keeps_the_first_file_and_reports_both(
 
 def held_by_another_site(db_url: str, names: list[str]) -> None:
     """The catalog is site 'here' of a federation; site 'there' published ``names``."""
-    from ndnsci.catalog import sites
-    from ndnsci.catalog.database import make_sessionmaker
+    from ndnsci_catalog import sites
+    from ndnsci_catalog.database import make_sessionmaker
 
     engine = make_engine(db_url)
     with make_sessionmaker(engine)() as session:

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from ndnsci.catalog import bulk, records
-from ndnsci.catalog.records import RecordError, decode_line, parse_lines, parse_record
-from ndnsci.translators._core import control_character
+from ndnsci_catalog import bulk, records
+from ndnsci_catalog.records import RecordError, decode_line, parse_lines, parse_record
+from ndnsci_translators._core import control_character
 
 ODD_LINES = [
     b'{"name": "/a/b", "scheme": "s"}',

@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ndnsci.catalog import sites
-from ndnsci.catalog.errors import ConflictError
-from ndnsci.catalog.ingest import publish, retract
-from ndnsci.catalog.models import Change, File
-from ndnsci.catalog.records import parse_record
+from ndnsci_catalog import sites
+from ndnsci_catalog.errors import ConflictError
+from ndnsci_catalog.ingest import publish, retract
+from ndnsci_catalog.models import Change, File
+from ndnsci_catalog.records import parse_record
 
 from .conftest import Client
 

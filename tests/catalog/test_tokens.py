@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.main import create_app
-from ndnsci.catalog.tokens import create_token, expiry
 from ndnsci.cli import main
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.database import make_engine, make_sessionmaker
+from ndnsci_catalog.main import create_app
+from ndnsci_catalog.tokens import create_token, expiry
 
 from .conftest import Client, ndjson
 from .corpus import cmip5_records

@@ -1,4 +1,4 @@
-"""A publish's tree count deltas: the compiled walk (ndnsci/catalog/_prepare.c) against Python's.
+"""A publish's tree count deltas: the compiled walk (ndnsci_catalog/_prepare.c) against Python's.
 
 ``ingest._tree_rows`` takes the compiled walk when ndnsci was built with it and falls back to
 ``ingest._tree_python`` for what the compiled one declines (non-ASCII paths, huge counts, paths
@@ -17,8 +17,8 @@ from collections import Counter
 
 import pytest
 
-from ndnsci.catalog import ingest
-from ndnsci.catalog._prepare import tree_rows as compiled
+from ndnsci_catalog import ingest
+from ndnsci_catalog._prepare import tree_rows as compiled
 from tests.catalog.corpus import all_records, many_records
 
 
@@ -136,7 +136,7 @@ def test_prepare_uses_the_compiled_walk_when_built(monkeypatch):
 
 
 def test_ndnsci_hotloop_python_switches_the_compiled_walk_off():
-    code = "from ndnsci.catalog import ingest; print(ingest._compiled_tree_rows is None)"
+    code = "from ndnsci_catalog import ingest; print(ingest._compiled_tree_rows is None)"
     for setting, expected in (("python", "True"), ("c", "False")):
         env = {**os.environ, "NDNSCI_HOTLOOP": setting}
         out = subprocess.run(

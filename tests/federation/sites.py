@@ -23,11 +23,11 @@ import httpx
 from sqlalchemy import func, select
 from support import Forwarder, free_port
 
-from ndnsci.catalog import sites
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.migrate import upgrade
-from ndnsci.catalog.models import File
 from ndnsci.ndn import keys
+from ndnsci_catalog import sites
+from ndnsci_catalog.database import make_engine, make_sessionmaker
+from ndnsci_catalog.migrate import upgrade
+from ndnsci_catalog.models import File
 
 
 @contextlib.contextmanager

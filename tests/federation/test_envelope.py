@@ -11,8 +11,8 @@ import pytest
 from Cryptodome.PublicKey import ECC
 
 from ndnsci.errors import RefusedChangesError
-from ndnsci.federation import envelope
 from ndnsci.ndn import keys
+from ndnsci_catalog.federation import envelope
 
 CHANGES = [
     {"op": "publish", "name": "/CMIP5/a/b.nc", "record": {"name": "/CMIP5/a/b.nc", "x": 1.5}},

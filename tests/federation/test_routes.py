@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ndnsci.federation.routes import covering_prefixes, key_names
 from ndnsci.ndn import keys
+from ndnsci_catalog.federation.routes import covering_prefixes, key_names
 
 from .test_envelope import KEY
 

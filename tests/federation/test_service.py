@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import func, select, text
 
-from ndnsci.catalog.models import ChangeBatch
-from ndnsci.federation.service import Federation, Options
+from ndnsci_catalog.federation.service import Federation, Options
+from ndnsci_catalog.models import ChangeBatch
 
 from .sites import Site, environment, records, wait_for
 
@@ -24,7 +24,7 @@ def test_a_catalog_briefly_unreadable_is_logged_and_the_daemon_goes_on(
         daemon = Federation(Options(db=site.db, transport=site.fw.uri, interval=0.1))
     stop, ready = threading.Event(), threading.Event()
     thread = threading.Thread(target=daemon.run, args=(stop, ready), daemon=True)
-    caplog.set_level(logging.WARNING, logger="ndnsci.federation.service")
+    caplog.set_level(logging.WARNING, logger="ndnsci_catalog.federation.service")
     thread.start()
     try:
         assert ready.wait(30)

@@ -8,8 +8,8 @@ import time
 import pytest
 from ndn.encoding import parse_interest  # python-ndn: an independent Interest decoder
 
-from ndnsci.federation import svs
 from ndnsci.ndn import name, tlv
+from ndnsci_catalog.federation import svs
 
 from .test_envelope import KEY
 

@@ -1,6 +1,7 @@
 """ndnsci's State Vector Sync against NDNd's own: the ``pure-sync`` example of NDNd (a peer
 nobody here wrote, built by deploy/forwarder/build-svs-peer.sh) and a
-:class:`~ndnsci.federation.svs.SyncNode` join one group on one NDNd forwarder, and each sees the
+:class:`~ndnsci_catalog.federation.svs.SyncNode` join one group on one NDNd forwarder, and each
+sees the
 other's sequence numbers."""
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ndnsci.federation import svs
 from ndnsci.ndn import keys, name
+from ndnsci_catalog.federation import svs
 
 from .conftest import REPO
 from .sites import Site, environment, wait_for

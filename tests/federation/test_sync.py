@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from ndnsci.catalog.ingest import retract
-from ndnsci.catalog.models import ChangeBatch, table
-from ndnsci.federation import envelope, names, svs
-from ndnsci.federation.serve import BatchProducer
 from ndnsci.ndn import keys, name
 from ndnsci.ndn.forwarder import binary
+from ndnsci_catalog.federation import envelope, names, svs
+from ndnsci_catalog.federation.serve import BatchProducer
+from ndnsci_catalog.ingest import retract
+from ndnsci_catalog.models import ChangeBatch, table
 
 from .sites import Site, link_all, records, wait_for
 

@@ -19,14 +19,14 @@ import pytest
 import uvicorn
 from support import Forwarder, Serve, free_port
 
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.database import make_engine, make_sessionmaker
-from ndnsci.catalog.ingest import publish
-from ndnsci.catalog.main import create_app
-from ndnsci.catalog.migrate import upgrade
-from ndnsci.catalog.records import parse_record
-from ndnsci.gateway.app import mount
-from ndnsci.gateway.stream import Source
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.database import make_engine, make_sessionmaker
+from ndnsci_catalog.gateway.app import mount
+from ndnsci_catalog.gateway.stream import Source
+from ndnsci_catalog.ingest import publish
+from ndnsci_catalog.main import create_app
+from ndnsci_catalog.migrate import upgrade
+from ndnsci_catalog.records import parse_record
 
 SIZES = {"empty.bin": 0, "small.bin": 100, "medium.bin": 3 * 8000 + 123, "big.bin": 4 << 20}
 

@@ -287,7 +287,7 @@ def test_bytes_that_fail_the_signed_checksum_are_never_a_complete_response(
     """Every segment's digest is fine but the whole file's is not (a producer signing a
     checksum of other bytes; made here by altering the discovered checksum, with the catalog
     listing the same): the response is cut before its end, never complete."""
-    from ndnsci.gateway import stream as gateway_stream
+    from ndnsci_catalog.gateway import stream as gateway_stream
 
     root = tmp_path / "root"
     root.mkdir()

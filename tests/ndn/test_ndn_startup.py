@@ -42,8 +42,8 @@ OFF_THE_FETCH_PATH = {
     "ipaddress": "imported by urllib.parse",
     "argparse": "with gettext and locale (~16 M instructions): cli.fetch.parse_plain reads it",
     "locale": "imported by argparse's gettext",
-    "ndnsci.translators._core": "the translators' types (dataclasses)",
-    "ndnsci.translators.registry": "the translators' registry (entry points)",
+    "ndnsci_translators._core": "the translators' types (dataclasses)",
+    "ndnsci_translators.registry": "the translators' registry (entry points)",
     # costs in callgrind's instructions, each imported after threading (DEVELOPERS.md)
     "typing": "~31 M with re and enum: records are base.record.Fields, contracts its Protocol",
     "re": "~15 M with enum: translators.names and _manifest check characters with str methods",

@@ -53,7 +53,7 @@ def test_periods_only_components_follow_the_uri_spec_on_the_same_wire(value: byt
     """A periods-only component gets three more periods in its URI (NDN packet spec; ndn-cxx,
     NDNts): the translators and the data plane write it so, and the wire name is python-ndn's
     encoding of the same component values."""
-    from ndnsci.translators.names import build_name
+    from ndnsci_translators.names import build_name
 
     values = [b"CMS", b"store", value, b"f.root"]
     wire = Name.to_bytes([Component.from_bytes(v) for v in values])

@@ -22,7 +22,7 @@ from ndnsci.base.environment import (
 PACKAGE = Path(__file__).resolve().parents[2] / "ndnsci"
 # the catalog service has its own settings object; the local stack sets variables for the
 # processes it starts (it writes the environment, it does not read settings from it)
-OWN_SETTINGS = ("catalog/", "base/environment.py", "site/stack.py")
+OWN_SETTINGS = ("base/environment.py", "site/stack.py")
 READS_ENVIRONMENT = re.compile(r"environ\.get\(|getenv\(|environ\[[^]]+\](?!\s*=)")
 
 

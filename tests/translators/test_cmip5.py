@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndnsci.translators import cmip5 as cmip5_module
-from ndnsci.translators import get_translator, reverse, translate
-from ndnsci.translators.cmip5 import FACET_KEYS, CMIP5Translator
-from ndnsci.translators.names import build_name, split_name
+from ndnsci_translators import cmip5 as cmip5_module
+from ndnsci_translators import get_translator, reverse, translate
+from ndnsci_translators.cmip5 import FACET_KEYS, CMIP5Translator
+from ndnsci_translators.names import build_name, split_name
 
 DATA = Path(__file__).parents[1] / "data"
 CORPORA = DATA / "corpora"
@@ -806,7 +806,7 @@ CANESM2_TAS = "tas_Amon_CanESM2_historical_r1i1p1_185001-185002.nc"
 
 
 def naming_attributes(path):
-    from ndnsci.translators import netcdf
+    from ndnsci_translators import netcdf
 
     return netcdf.naming_attributes(path)
 

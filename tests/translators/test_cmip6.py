@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ndnsci.translators import get_translator, translate
-from ndnsci.translators.cmip6 import FACET_KEYS, CMIP6Translator
-from ndnsci.translators.names import split_name
+from ndnsci_translators import get_translator, translate
+from ndnsci_translators.cmip6 import FACET_KEYS, CMIP6Translator
+from ndnsci_translators.names import split_name
 
 CORPORA = Path(__file__).parents[1] / "data" / "corpora"
 CMIP6 = CMIP6Translator()
@@ -313,7 +313,7 @@ def test_time_range_from_the_time_axis_is_recorded(tmp_path):
     time axis January-December 1960 with cell bounds; the range comes from the axis."""
     import netCDF4
 
-    from ndnsci.translators.netcdf import naming_attributes
+    from ndnsci_translators.netcdf import naming_attributes
 
     path = tmp_path / "tas.nc"
     with netCDF4.Dataset(path, "w") as ds:

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from ndnsci.translators import get_translator, translate
-from ndnsci.translators.cms import FACET_KEYS, CMSTranslator, lfn
-from ndnsci.translators.names import split_name
+from ndnsci_translators import get_translator, translate
+from ndnsci_translators.cms import FACET_KEYS, CMSTranslator, lfn
+from ndnsci_translators.names import split_name
 
 CORPORA = Path(__file__).parents[1] / "data" / "corpora"
 CMS = CMSTranslator()

@@ -7,7 +7,7 @@ import pytest
 import ndnsci
 from ndnsci import translators
 from ndnsci.sdk import describe as _describe
-from ndnsci.translators import _time, names, netcdf, registry
+from ndnsci_translators import _time, names, netcdf, registry
 
 
 @pytest.mark.parametrize("module", [ndnsci, translators, registry, names, netcdf, _time, _describe])

@@ -1,6 +1,6 @@
 import pytest
 
-from ndnsci.translators.names import build_name, escape_component, split_name, unescape_component
+from ndnsci_translators.names import build_name, escape_component, split_name, unescape_component
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_the_data_plane_writes_and_reads_names_with_the_same_codec():
     ],
 )
 def test_safe_relative_paths_are_returned_joined(path, expected):
-    from ndnsci.translators.names import safe_relative_path
+    from ndnsci_translators.names import safe_relative_path
 
     assert safe_relative_path(path) == expected
 
@@ -83,7 +83,7 @@ def test_safe_relative_paths_are_returned_joined(path, expected):
     ],
 )
 def test_unsafe_relative_paths_are_refused_with_the_reason(path):
-    from ndnsci.translators.names import UnsafePathError, safe_relative_path
+    from ndnsci_translators.names import UnsafePathError, safe_relative_path
 
     with pytest.raises(UnsafePathError, match=r"path|component"):
         safe_relative_path(path)
@@ -95,7 +95,7 @@ def test_percent_escapes_are_urllibs_without_importing_it():
     import random
     import urllib.parse
 
-    from ndnsci.translators.names import value_from_uri, value_to_uri
+    from ndnsci_translators.names import value_from_uri, value_to_uri
 
     for byte in range(256):
         value = bytes((byte, byte)) + b"x"
@@ -115,7 +115,7 @@ def test_the_character_checks_are_the_regular_expressions_they_replace():
     import random
     import re
 
-    from ndnsci.translators import names
+    from ndnsci_translators import names
 
     plain_text = re.compile(r"[A-Za-z0-9._~-]*")
     plain_bytes = re.compile(rb"[A-Za-z0-9._~-]*")

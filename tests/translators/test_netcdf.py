@@ -17,8 +17,8 @@ import netCDF4
 import numpy as np
 import pytest
 
-from ndnsci.translators import netcdf
-from ndnsci.translators.netcdf import MetadataError
+from ndnsci_translators import netcdf
+from ndnsci_translators.netcdf import MetadataError
 
 DATA = Path(__file__).parents[1] / "data" / "netcdf"
 CMIP5 = DATA / "cmip5"
@@ -52,7 +52,7 @@ def error_of(path: str | os.PathLike[str]) -> MetadataError:
 
 def test_importing_the_module_loads_no_heavy_library():
     code = (
-        "import sys; from ndnsci.translators import netcdf; "
+        "import sys; from ndnsci_translators import netcdf; "
         "print(' '.join(m for m in ('netCDF4', 'cftime', 'numpy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

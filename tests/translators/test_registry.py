@@ -1,6 +1,6 @@
 import pytest
 
-from ndnsci.translators import (
+from ndnsci_translators import (
     Translator,
     UnknownSchemeError,
     detect,

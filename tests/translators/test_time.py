@@ -2,7 +2,7 @@
 
 import pytest
 
-from ndnsci.translators._time import drs_time_range, time_point
+from ndnsci_translators._time import drs_time_range, time_point
 
 
 @pytest.mark.parametrize(

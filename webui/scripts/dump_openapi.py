@@ -7,8 +7,8 @@ No database is opened: the app is built on an in-memory SQLite URL and only its 
 import json
 import sys
 
-from ndnsci.catalog.config import Settings
-from ndnsci.catalog.main import create_app
+from ndnsci_catalog.config import Settings
+from ndnsci_catalog.main import create_app
 
 document = create_app(Settings(db="sqlite://")).openapi()
 json.dump(document, sys.stdout, indent=2, sort_keys=False, ensure_ascii=False)

@@ -1,0 +1,235 @@
+"""Database tables (SQLAlchemy 2 typed models).
+
+Layout, and why:
+
+- ``files``: one row per published name (the current version). ``facets`` keeps the record's
+  facet dict as published; ``packed`` holds what the in-memory facet index
+  (:mod:`ndnsci_catalog.facetindex`) needs of the file besides ``seq`` and ``scheme``: size,
+  time coverage as integers and the ids of its ``facet_values`` (layout in
+  :mod:`ndnsci_catalog.bulk`), so the index loads a million files with one scan of four short
+  columns. Filtering and counting happen in that index.
+- ``facet_values``: the dictionary of (key, value) pairs (ids never change, rows are never
+  deleted, so an id in ``packed`` stays valid). Counts are the index's business.
+- ``tree_nodes``: every directory-like prefix of the names with the number of files under it,
+  maintained on publish: autocomplete and browsing read the children of one parent as a range
+  of the primary key (parent, component).
+- ``files_fts``: free text (created by the migration per backend: a contentless FTS5 table on
+  SQLite, the index without a copy of the documents; a tsvector with a GIN index on
+  PostgreSQL); see :mod:`ndnsci_catalog.fulltext`.
+- ``changes``: the ordered change feed for mirrors and for the facet index (``file_id`` says
+  which row to re-read); ``catalog_state`` (one row) holds the last sequence number and running
+  totals, and its row lock serialises publishers so sequence numbers
+  are committed in order (a mirror reading ``since=N`` never misses a late commit).
+- ``file_history``: previous versions of replaced or retracted records.
+- ``tokens``: SHA-256 hashes of the publish tokens, never the tokens.
+- federation (docs/federation.md): ``files.site`` and ``changes.site`` say which site published
+  a record (its origin; NULL for a catalog that never named itself); ``sites`` holds this
+  catalog's own identity (``local``) and the trust list with how far each site's changes were
+  applied; ``change_batches`` the signed batches of this site's own changes, as other sites
+  fetch them; ``conflicts`` every claim on a name another site holds (never merged).
+
+Names and tree paths use the "C" collation on PostgreSQL: prefix filters are byte-range scans
+and must agree with SQLite's binary ordering.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# byte-wise ordering on both backends (prefix ranges, stable sort)
+CText: TypeEngine[str] = String().with_variant(String(collation="C"), "postgresql")
+# 64-bit ids on PostgreSQL; SQLite needs INTEGER for the rowid alias
+Id: TypeEngine[int] = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class File(Base):
+    __tablename__ = "files"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(CText, unique=True)
+    scheme: Mapped[str] = mapped_column(String(64))
+    filename: Mapped[str | None] = mapped_column(String)
+    #: the file name before corrections (the last component of the translator's input)
+    original: Mapped[str] = mapped_column(String)
+    #: the path below the directory ``ndnsci publish`` walked, as found; None for name records
+    original_path: Mapped[str | None] = mapped_column(String)
+    size: Mapped[int | None] = mapped_column(BigInteger)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    mtime: Mapped[float | None]
+    version: Mapped[str | None] = mapped_column(String)
+    # ISO 8601 text (fixed width, so string order is time order on every calendar)
+    time_start: Mapped[str | None] = mapped_column(String(32))
+    time_end: Mapped[str | None] = mapped_column(String(32))
+    facets: Mapped[dict[str, Any]] = mapped_column(JSON)
+    packed: Mapped[bytes] = mapped_column(LargeBinary)
+    corrections: Mapped[list[Any]] = mapped_column(JSON)
+    extra: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    published_at: Mapped[str] = mapped_column(String(32))
+    #: the site that published the record (its origin); None: this catalog, before it had a name
+    site: Mapped[str | None] = mapped_column(String(64))
+
+
+class FacetValue(Base):
+    __tablename__ = "facet_values"
+    __table_args__ = (UniqueConstraint("key", "value"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    key: Mapped[str] = mapped_column(CText)
+    value: Mapped[str] = mapped_column(CText)
+
+
+class FacetKey(Base):
+    """Facet keys present in the catalog (valid filters besides the registered schemes' keys)."""
+
+    __tablename__ = "facet_keys"
+
+    key: Mapped[str] = mapped_column(CText, primary_key=True)
+
+
+class TreeNode(Base):
+    """One directory-like prefix; keyed by (parent, component) so that the children of a
+    node are a range of the primary key (WITHOUT ROWID on SQLite: one B-tree per table)."""
+
+    __tablename__ = "tree_nodes"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    parent: Mapped[str] = mapped_column(CText, primary_key=True)
+    component: Mapped[str] = mapped_column(CText, primary_key=True)
+    # the node's own path is parent + "/" + component (not stored: a third of the row)
+    #: files anywhere under this prefix
+    files: Mapped[int] = mapped_column(BigInteger)
+    #: files directly under this prefix
+    leaves: Mapped[int] = mapped_column(BigInteger)
+
+
+class Change(Base):
+    __tablename__ = "changes"
+
+    seq: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=False)
+    op: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(CText)
+    version: Mapped[str | None] = mapped_column(String)
+    at: Mapped[str] = mapped_column(String(32))
+    #: the row the change wrote or removed (ids are reused only after a retraction)
+    file_id: Mapped[int | None] = mapped_column(BigInteger)
+    #: the origin site of the record changed (None: this catalog, before it had a name)
+    site: Mapped[str | None] = mapped_column(String(64))
+
+
+class FileHistory(Base):
+    __tablename__ = "file_history"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(CText, index=True)
+    version: Mapped[str | None] = mapped_column(String)
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: the change that replaced or retracted this version
+    seq: Mapped[int] = mapped_column(BigInteger)
+    replaced_at: Mapped[str] = mapped_column(String(32))
+
+
+class CatalogState(Base):
+    __tablename__ = "catalog_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last_seq: Mapped[int] = mapped_column(BigInteger)
+    files: Mapped[int] = mapped_column(BigInteger)
+    bytes: Mapped[int] = mapped_column(BigInteger)
+
+
+class Token(Base):
+    __tablename__ = "tokens"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[str] = mapped_column(String(32))
+    #: refused from then on (the format of ``created_at``); None: never expires
+    expires_at: Mapped[str | None] = mapped_column(String(32))
+
+
+class Site(Base):
+    """This catalog's own site (``local``) and the sites whose changes it accepts (trust list)."""
+
+    __tablename__ = "sites"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: the site's NDN prefix: its changes are ``<prefix>/catalog/changes/seq=<n>``
+    prefix: Mapped[str] = mapped_column(CText, unique=True)
+    #: the raw Ed25519 public key, hex (64 digits)
+    public_key: Mapped[str] = mapped_column(String(64))
+    local: Mapped[bool] = mapped_column(Boolean)
+    added_at: Mapped[str] = mapped_column(String(32))
+    #: the site's bootstrap time (Unix seconds, as State Vector Sync names it): set when the
+    #: site names itself; a catalog started afresh under the same name gets a new one, and
+    #: its batch numbers count from 1 again. For a remote site: the boot of ``applied``.
+    boot: Mapped[int] = mapped_column(BigInteger)
+    #: change batches of this site applied here, in order (1..applied); for the local site,
+    #: the batches it published
+    applied: Mapped[int] = mapped_column(BigInteger)
+    #: for the local site: the last local ``changes.seq`` its batches cover
+    covered_seq: Mapped[int] = mapped_column(BigInteger)
+    #: batches or changes of this site refused (bad signature, wrong site, malformed)
+    refused: Mapped[int] = mapped_column(BigInteger)
+    last_error: Mapped[str | None] = mapped_column(String)
+
+
+class ChangeBatch(Base):
+    """One signed batch of the local site's changes (immutable once written)."""
+
+    __tablename__ = "change_batches"
+
+    number: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=False)
+    first_seq: Mapped[int] = mapped_column(BigInteger)
+    last_seq: Mapped[int] = mapped_column(BigInteger)
+    changes: Mapped[int] = mapped_column(Integer)
+    #: the signed envelope (:mod:`ndnsci_catalog.federation.envelope`), what NDN and HTTP both serve
+    envelope: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class Conflict(Base):
+    """A site's claim on a name another site holds: reported, never merged."""
+
+    __tablename__ = "conflicts"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(CText, index=True)
+    #: the site whose record the catalog keeps
+    held_by: Mapped[str | None] = mapped_column(String(64))
+    #: the site whose publication or retraction was refused
+    claimed_by: Mapped[str | None] = mapped_column(String(64))
+    op: Mapped[str] = mapped_column(String(16))
+    at: Mapped[str] = mapped_column(String(32))
+
+
+def table(model: type[Base]) -> Table:
+    """The Core table of a model, typed as one (``__table__`` is typed as any FromClause)."""
+    return cast(Table, model.__table__)

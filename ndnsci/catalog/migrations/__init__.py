@@ -1,1 +1,0 @@
-"""Alembic environment and versions of the catalog schema (run by :mod:`ndnsci.catalog.migrate`)."""
