@@ -20,7 +20,7 @@ from collections.abc import (
     Mapping,
 )
 from collections.abc import Sequence as AbcSequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 from urllib.parse import quote, urlencode
 
@@ -364,8 +364,7 @@ def _same(body: Any) -> Any:
     return body
 
 
-@dataclass(frozen=True, slots=True)
-class _Call(Generic[T]):
+class _Call(NamedTuple, Generic[T]):
     """One request of the API, as plain values, and how to read its answer: ``read`` turns
     the answer's JSON (its text with ``text``, its rows with ``lines``) into the result."""
 
@@ -387,7 +386,7 @@ class _Call(Generic[T]):
         )  # fmt: skip
 
     def sending(self, content: Iterable[bytes] | AsyncIterable[bytes]) -> _Call[T]:
-        return replace(self, content=content)
+        return self._replace(content=content)
 
 
 class _Reply(NamedTuple):
