@@ -1,8 +1,8 @@
 """The catalog's REST API from Python: :class:`Catalog`, :class:`AsyncCatalog` and typed results.
 
-Requests and answers are built and read by plain functions shared by the synchronous and the
-asynchronous client, so both behave the same; httpx is imported when a client is created, not
-by ``import ndnsci``.
+Requests are built and answers read without I/O, once (``_Api``'s plans), and carried out by
+thin shells, the synchronous and the asynchronous client, so both behave the same; httpx is
+imported when a client is created, not by ``import ndnsci``.
 """
 
 from __future__ import annotations
@@ -533,10 +533,10 @@ class _Api:
         return self.answer(_Call("GET", "tree", params=params, read=_children))
 
     def stats(self) -> Plan[dict[str, Any]]:
-        return self.answer(_Call("GET", "stats", read=dict))
+        return self.answer(_Call[dict[str, Any]]("GET", "stats"))
 
     def health(self) -> Plan[dict[str, Any]]:
-        return self.answer(_Call("GET", "health", read=dict))
+        return self.answer(_Call[dict[str, Any]]("GET", "health"))
 
     def changes(self, since: int, limit: int) -> Plan[Changes]:
         params = {"since": since, "limit": limit}
