@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from native_support import PlaneFixture, unavailable
-from support import Serve, free_port, run_cli
+from support import Serve, free_port, run_cli, wait_for
 from test_native_plane import FileServer, random_file, sha256
 
 from ndnsci.native import gql, install
@@ -264,10 +264,14 @@ def _killed_and_restarted(
     )
     try:
         # wait for the copy to be under way (bytes written), then kill the producer
-        deadline = time.monotonic() + 60
-        while not (out.exists() and out.stat().st_size > 0) and time.monotonic() < deadline:
+
+        def under_way() -> bool:
+            if out.exists() and out.stat().st_size > 0:
+                return True
             assert copy.poll() is None, copy.communicate()[1]
-            time.sleep(0.02)
+            return False
+
+        wait_for(under_way, 60, "the copy's first bytes", every=0.02)
         first.serve.kill()  # SIGKILL: its file server dies with it
         assert copy.poll() is None, "the copy ended before the producer was killed"
         time.sleep(1)
