@@ -203,9 +203,12 @@ def test_a_name_no_producer_serves_is_a_clean_xrootd_error(
 
 def test_writing_is_refused(server: State, tmp_path: Path) -> None:
     src = random_file(tmp_path / "up.root", 1000)
-    done = xrd("xrdcp", "--nopbar", str(src), url(server, f"{lfn_dir('up')}/up.root"))
-    assert done.returncode != 0
-    assert "[3" in done.stderr, done.stderr  # an XRootD error, not a hang or a crash
+    lfn = f"{lfn_dir('up')}/up.root"
+    done = xrd("xrdcp", "--nopbar", str(src), url(server, lfn))
+    # XRootD creates nothing (the plugin: -ENOTSUP) and opens for writing: the plugin's -EROFS
+    assert done.returncode == 54, done.stderr  # xrdcp: the server answered with an error
+    refused = f"[3025] Unable to open {lfn}; read-only file system"  # kXR_fsReadOnly
+    assert f"[ERROR] Server responded with an error: {refused}" in done.stderr, done.stderr
 
 
 # --- concurrency and faults ---------------------------------------------------------------
