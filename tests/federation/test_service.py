@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 import pytest
 from sqlalchemy import func, select, text
+from support import wait_for
 
 from ndnsci.catalog.models import ChangeBatch
 from ndnsci.federation.service import Federation, Options
 
-from .sites import Site, environment, records, wait_for
+from .sites import Site, environment, records
 
 
 def test_a_catalog_briefly_unreadable_is_logged_and_the_daemon_goes_on(
