@@ -299,9 +299,11 @@ def test_a_file_whose_name_another_site_holds_is_quarantined_every_run(
     fresh_db_url, tmp_path, state_home, capsys
 ):
     """Files into a database: the held one is reported, and not remembered as published."""
-    from ndnsci.sdk.describe import Record, describe_all, found
+    from ndnsci.sdk.describe import DescribedFile, describe_all, found
 
-    named = [d for d in describe_all(found([str(DATA)]), checksum=False) if isinstance(d, Record)]
+    named = [
+        d for d in describe_all(found([str(DATA)]), checksum=False) if isinstance(d, DescribedFile)
+    ]
     held_by_another_site(fresh_db_url, [named[0].name])
     for _ in range(2):
         assert main(["publish", str(DATA), "--db", fresh_db_url, "--jobs", "1"]) == 1

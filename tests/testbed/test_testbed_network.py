@@ -181,7 +181,7 @@ def test_ctrl_c_removes_everything(state_dir):
 def test_a_killed_builder_leaves_nothing_running_and_down_removes_the_rest(tmp_path):
     state_dir = tmp_path / "state"  # its own: `down` without ID takes down all it lists
     proc, described = _start_up(state_dir)
-    record = netns.Record.load(state_dir / f"{described['id']}.json")
+    record = netns.BedRecord.load(state_dir / f"{described['id']}.json")
     pids = [pid for ns in record.namespaces for pid in netns.pids_in(ns)]
     assert pids  # forwarders, the producer, the HTTP server, the delay element
     proc.kill()  # no cleanup of its own
