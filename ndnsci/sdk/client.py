@@ -1013,7 +1013,7 @@ class Catalog(_BaseCatalog):
         """Publish records in the batches the catalog accepts (its :meth:`limits`).
 
         ``records`` are JSON lines (``ndnsci translate --json``: passed on unparsed), mappings,
-        or described files (``ndnsci.sdk.describe.DescribedFile``), read as they come: any number, in
+        or described files (``sdk.describe.DescribedFile``), read as they come: any number, in
         bounded memory. A name another file already has is a collision: the published record
         stays (``replace=True``: it is replaced) and the report lists it. Bad records are
         reported with their line and source, the others published. ``on_batch`` is told of
