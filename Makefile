@@ -29,8 +29,9 @@ system:
 # The native data plane (NDN-DPDK forwarder, file server and fetcher; NDNc), built from the
 # pinned sources (NDNSCI_NATIVE_SOURCES, else ../shared/native/vendor, else the upstream
 # archives) into a cache outside the repository keyed by the pins (deploy/ndn-dpdk/common.sh):
-# about 40 minutes on 2 cores the first time, a no-op after. Build times are printed. Then
-# NDNc's XRootD storage plugin (deploy/xrootd/build.sh, about 2 minutes more).
+# a no-op after the first time. deploy/ndn-dpdk/build.sh builds NDNc's chain (deploy/xrootd,
+# which runs deploy/ndnc: ndn-cxx, NDNc, NDNc's XRootD storage plugin) beside its own, so the
+# two lines after it find their prefixes built; times in docs/native.md. Build times are printed.
 native:
 	deploy/ndn-dpdk/build.sh >/dev/null
 	deploy/ndnc/build.sh >/dev/null

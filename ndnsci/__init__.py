@@ -21,13 +21,11 @@ True
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from ndnsci import errors
-from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ndnsci.sdk.client import (
         AsyncCatalog,
         AsyncSearchResults,

@@ -42,10 +42,10 @@ catalog down: http://127.0.0.1:9
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci.base.record)
+from typing import TYPE_CHECKING, Any, Protocol
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any, Protocol
 
 __all__ = [
     "CatalogError",

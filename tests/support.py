@@ -196,15 +196,41 @@ def ndnd_put(ndnd_binary: Path, prefix: str, data: bytes) -> Iterator[subprocess
 T = TypeVar("T")
 
 
+def wait_for(
+    predicate: Callable[[], T],
+    timeout: float,
+    what: str,
+    *,
+    every: float = 0.1,
+    ignoring: type[BaseException] | tuple[type[BaseException], ...] = (),
+    detail: Callable[[], str] | None = None,
+) -> T:
+    """``predicate()`` every ``every`` seconds until it returns something true, which is
+    returned. After ``timeout`` seconds (and one last call) an AssertionError names ``what``,
+    the last value or exception seen, then ``detail()`` (logs, say). An exception of
+    ``ignoring`` counts as "not yet" (a server not listening yet); any other one propagates at
+    once, so a predicate can give up early by raising (a process that exited)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        error: BaseException | None = None
+        try:
+            value = predicate()
+        except ignoring as exc:
+            error, last = exc, f"{type(exc).__name__}: {exc}"
+        else:
+            if value:
+                return value
+            last = repr(value)
+        if time.monotonic() >= deadline:
+            last = last if len(last) <= 500 else last[:500] + "..."
+            message = f"timed out after {timeout:g} s waiting for {what} (last: {last})"
+            raise AssertionError(message + (detail() if detail else "")) from error
+        time.sleep(every)
+
+
 def once_published(fetch: Callable[[], T], seconds: float = 10) -> T:
     """``fetch()``, again while the name is not found yet (a producer still starting)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return fetch()
-        except NotFoundError:
-            if time.monotonic() > deadline:
-                raise
+    return wait_for(fetch, seconds, "the name to be published", ignoring=NotFoundError)
 
 
 def child_processes(pid: int) -> list[int]:

@@ -46,7 +46,7 @@ from sqlalchemy.orm import Session
 
 from ndnsci_catalog import bulk, fulltext
 from ndnsci_catalog.errors import ConflictError
-from ndnsci_catalog.records import SITE_FACET, Record, name_components
+from ndnsci_catalog.records import SITE_FACET, PublishRecord, name_components
 
 try:  # the compiled per-row work (catalog/ndnsci_catalog/_prepare.c), built by `pip install`
     from ndnsci_catalog import _prepare
@@ -139,11 +139,11 @@ def same_file(
     )
 
 
-def _evidence(r: Record) -> tuple[str | None, str | None, str | None]:
+def _evidence(r: PublishRecord) -> tuple[str | None, str | None, str | None]:
     return r.original_path, r.sha256, r.version
 
 
-def _source(r: Record) -> str:
+def _source(r: PublishRecord) -> str:
     return r.original_path or r.original
 
 
@@ -304,7 +304,7 @@ class Prepared:
 
 
 def prepare(
-    records: Sequence[Record],
+    records: Sequence[PublishRecord],
     *,
     lines: Sequence[int] | None = None,
     sources: Sequence[str | None] | None = None,
@@ -370,7 +370,7 @@ def prepare(
     )
 
 
-def _document(r: Record) -> str:
+def _document(r: PublishRecord) -> str:
     """:func:`fulltext.document` of ``r``; compiled for a record without metadata in ASCII
     (``_prepare.document``: in Python, the largest step of preparing such a record)."""
     if _compiled_document is not None and not r.metadata:
@@ -393,7 +393,7 @@ class _Memo(dict[Any, Any]):
 
 
 def _one_per_name(
-    records: Sequence[Record],
+    records: Sequence[PublishRecord],
     numbers: Sequence[int],
     sources: Sequence[str | None] | None,
     replace: bool,
@@ -420,7 +420,7 @@ def _one_per_name(
 
 def publish(
     session: Session,
-    records: Sequence[Record] | Prepared,
+    records: Sequence[PublishRecord] | Prepared,
     *,
     replace: bool = False,
     origin: str | None = None,

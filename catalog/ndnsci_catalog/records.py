@@ -1,4 +1,5 @@
-"""Publish records: loose JSON in, a strict :class:`Record` out, or an error saying what is wrong.
+"""Publish records: loose JSON in, a strict :class:`PublishRecord` out, or an error saying what is
+wrong.
 
 A record is what the translators and the extractor produce: the keys of
 ``Translation.to_dict()`` (``ndnsci translate --json``) plus, when the file was read,
@@ -88,7 +89,7 @@ class RecordError(ValueError):
 
 
 @dataclass(slots=True)
-class Record:
+class PublishRecord:
     name: str
     scheme: str
     filename: str | None
@@ -183,7 +184,7 @@ def parse_time(text: object, *, upper: bool) -> str:
     )
 
 
-def parse_record(obj: object) -> Record:
+def parse_record(obj: object) -> PublishRecord:
     """Validate one decoded JSON record (raises RecordError)."""
     if not isinstance(obj, Mapping):
         raise RecordError("a record must be a JSON object")
@@ -199,8 +200,8 @@ def parse_record(obj: object) -> Record:
     meta = metadata or {}
     filename = _optional_str(obj, "filename") or name.rsplit("/", 1)[-1]
     start, end = _time_coverage(obj, meta, filename)
-    # positional, in the order of Record's fields (and of the checks: the first error wins)
-    return Record(
+    # positional, in the order of PublishRecord's fields (and of the checks: the first error wins)
+    return PublishRecord(
         name,
         scheme,
         filename,
@@ -236,7 +237,7 @@ def _scheme(scheme: object) -> str:
 class ParsedLines:
     """The records of JSON lines, the line number of each, and every line refused."""
 
-    records: list[Record]
+    records: list[PublishRecord]
     lines: list[int]
     #: (line number, why): every bad line, not only the first
     refused: list[tuple[int, str]]
@@ -280,7 +281,7 @@ def parse_lines(lines: Iterable[bytes | str]) -> ParsedLines:
     return parsed
 
 
-def record_from_line(line: str | bytes, number: int) -> tuple[str, Record | str] | None:
+def record_from_line(line: str | bytes, number: int) -> tuple[str, PublishRecord | str] | None:
     """One JSON line (as ``ndnsci translate --json`` writes them) -> ``(source, record)``, or
     ``(source, why it is refused)``; None for a blank line. ``source`` is the line's ``input``
     (the translator's input: a path, an LFN), else ``line N``: where to look for a report."""

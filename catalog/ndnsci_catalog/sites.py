@@ -31,7 +31,7 @@ from ndnsci_catalog import bulk
 from ndnsci_catalog.errors import ConflictError
 from ndnsci_catalog.ingest import now, publish, record_conflict, retract
 from ndnsci_catalog.models import CatalogState, Change, ChangeBatch, Conflict, File, Site, table
-from ndnsci_catalog.records import Record, RecordError, parse_record
+from ndnsci_catalog.records import PublishRecord, RecordError, parse_record
 from ndnsci_translators.names import build_name, split_name
 
 #: changes per batch: a batch is fetched, verified and applied as one unit
@@ -345,7 +345,7 @@ def _runs(changes: Iterable[dict[str, Any]]) -> Iterable[tuple[str, list[dict[st
 def _apply_publishes(
     session: Session, site: str, group: list[dict[str, Any]], result: ApplyResult
 ) -> None:
-    records: list[Record] = []
+    records: list[PublishRecord] = []
     for change in group:
         try:
             record = parse_record(change.get("record"))

@@ -57,6 +57,23 @@ check_cache_root() {
     chmod 0755 "$NATIVE_CACHE"
 }
 
+# The compilers' and package managers' caches, kept in the cache root beside the prefixes (not
+# in the checkout, not in $HOME): ccache for every C/C++ compile (through Debian's masquerade
+# directory, so meson, cmake, waf, make and cgo all use it), Go's module and build caches,
+# corepack's pnpm and pnpm's store. A first build fills them; a stage rebuilt for a changed key
+# (a patch, an option) then recompiles only what changed. They shape no output, so they are in
+# no key. CCACHE_BASEDIR makes the paths below the root relative (each stage's sources live in
+# a folder named by its key); without hash_dir the compile directory (the key) is not hashed.
+use_tool_caches() {
+    [[ -d /usr/lib/ccache ]] && export PATH="/usr/lib/ccache:$PATH"
+    export CCACHE_DIR="$NATIVE_CACHE/ccache" CCACHE_BASEDIR="$NATIVE_CACHE" CCACHE_NOHASHDIR=1 \
+        CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}" \
+        CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    export GOMODCACHE="$NATIVE_CACHE/go/mod" GOCACHE="$NATIVE_CACHE/go/build" GOPATH="$NATIVE_CACHE/go/path"
+    export COREPACK_HOME="$NATIVE_CACHE/corepack" npm_config_store_dir="$NATIVE_CACHE/pnpm/store" \
+        npm_config_cache="$NATIVE_CACHE/npm"
+}
+
 # SHA-256 of a file tree: paths and contents, executable bits, symlink targets.
 tree_digest() {
     (cd "$1" && {
@@ -116,6 +133,17 @@ cache_key() {
     } | sha256sum | cut -c1-16
 }
 
+# Apply the patches PATCH... in the current folder; a resumed build finds those of its first run
+# applied.
+apply_patches() {
+    local p
+    for p in "$@"; do
+        [[ -f "$p" ]] || continue
+        patch -p1 -R --dry-run --force --quiet <"$p" >/dev/null 2>&1 && continue
+        patch -p1 --forward --quiet <"$p" || die "patch $p does not apply"
+    done
+}
+
 # Run a build step with its wall time logged and appended to $PREFIX/share/ndnsci/build-times.txt.
 timed() {
     local what=$1
@@ -126,7 +154,8 @@ timed() {
     local took=$((SECONDS - start))
     log "$what: ${took}s"
     mkdir -p "$PREFIX/share/ndnsci"
-    echo "$what ${took}s" >>"$PREFIX/share/ndnsci/build-times.txt"
+    # with the load average of the step's last minutes (the machine may be shared)
+    echo "$what ${took}s (load $(cut -d' ' -f1-3 /proc/loadavg))" >>"$PREFIX/share/ndnsci/build-times.txt"
 }
 
 # Take the build lock of PREFIX (another `make setup` may be building the same thing).

@@ -4,6 +4,6 @@
 # Debian's are too old). Idempotent: installs only what is missing. Called by build.sh.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-apt_ensure build-essential clang-15 llvm-15 jq libc6-dev-i386 libelf-dev libpcap-dev liburcu-dev \
+apt_ensure build-essential ccache clang-15 llvm-15 jq libc6-dev-i386 libelf-dev libpcap-dev liburcu-dev \
     meson ninja-build pkg-config cmake libnuma-dev python3-pyelftools libaio-dev libbpf-dev \
     libxdp-dev libssl-dev uuid-dev git curl xz-utils iproute2

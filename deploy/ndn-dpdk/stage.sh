@@ -14,7 +14,9 @@
 
 # Build a stage into PREFIX unless it is complete: extract the pinned COMPONENTS (a
 # space-separated list of names of MANIFEST) into $SRC/<name>, then run each "Label:function"
-# step, timed. The step functions see $PREFIX and $SRC.
+# step, timed. The step functions see $PREFIX and $SRC. With STAGE_BELOW (the prefix of the
+# stage it builds on), its build-times.txt starts with that stage's lines, so the last stage's
+# file has every step (what `make native` prints).
 stage() {
     local prefix=$1 manifest=$2 components=$3
     shift 3
@@ -30,6 +32,9 @@ stage() {
     else
         rm -rf "$PREFIX" "$SRC" && mkdir -p "$PREFIX/share/ndnsci" "$SRC"
         : >"$done_file"
+        if [[ -n "${STAGE_BELOW:-}" && -f "$STAGE_BELOW/share/ndnsci/build-times.txt" ]]; then
+            cp "$STAGE_BELOW/share/ndnsci/build-times.txt" "$PREFIX/share/ndnsci/build-times.txt"
+        fi
     fi
     for c in $components; do
         [[ -d "$SRC/$c" ]] || fetch_source "$manifest" "$c" "$SRC/$c"
@@ -39,7 +44,7 @@ stage() {
         (timed "${step%%:*}" "${step#*:}")
         echo "${step%%:*}" >>"$done_file"
     done
-    echo "total $((SECONDS - start))s$resumed" >>"$PREFIX/share/ndnsci/build-times.txt"
+    echo "$(basename "${PREFIX%-*}") total $((SECONDS - start))s$resumed" >>"$PREFIX/share/ndnsci/build-times.txt"
     log "$(basename "$PREFIX") built in $((SECONDS - start))s"
     rm -rf "$SRC"
     touch "$PREFIX/.complete"

@@ -23,9 +23,11 @@ source "$here/../ndn-dpdk/stage.sh"
 
 build_ndn_cxx() {
     cd "$SRC/ndn-cxx"
-    # the library only, without debug info (-g doubles the time of this template-heavy build)
+    # the library only (no tools; tests and examples are not built unless asked for, docs only by
+    # `waf docs`), without debug info (-g doubles the time of this template-heavy build), with
+    # ndn-cxx's precompiled header (common-pch.hpp: its Boost and standard headers parsed once)
     CXXFLAGS="-O2 -DNDEBUG" ./waf configure --prefix="$PREFIX" --libdir="$PREFIX/lib" \
-        --without-tools --without-pch >&2
+        --without-tools >&2
     ./waf build -j"$NJOBS" >&2
     ./waf install >&2
 }
@@ -55,10 +57,9 @@ build_influxdb_cxx() {
 
 build_ndnc() {
     cd "$SRC/ndnc"
-    local p
-    for p in "$here"/patches/*.patch; do
-        patch -p1 --forward --quiet <"$p" || die "patch $p does not apply"
-    done
+    apply_patches "$here"/patches/*.patch
+    # no debug info: NDNc's CMakeLists.txt adds -g to every build type
+    sed -i 's/^ADD_COMPILE_OPTIONS(-g /ADD_COMPILE_OPTIONS(/' CMakeLists.txt
     cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
         -DCMAKE_INSTALL_LIBDIR=lib -DBIN_INSTALL_DIR="$PREFIX/bin" -DCMAKE_PREFIX_PATH="$DEPS" \
         -DNDN_CXX_INCLUDES="$DEPS/include/ndn-cxx" -DNDN_CXX_LIB="$DEPS/lib/libndn-cxx.so" \
@@ -70,6 +71,7 @@ build_ndnc() {
 
 # Each key covers the pins and the functions that build them (not all of this script).
 check_cache_root
+use_tool_caches
 KEY_FILES=("$here/../ndn-dpdk/common.sh")
 DEPS="$NATIVE_CACHE/ndnc-deps-$(KEY_EXTRA="$(declare -f build_ndn_cxx build_libmemif build_cpr build_influxdb_cxx)" \
     cache_key "$here/sources.txt" ndn-cxx libmemif cpr influxdb-cxx)"
@@ -87,6 +89,6 @@ fi
 export PKG_CONFIG_PATH="$DEPS/lib/pkgconfig"
 stage "$DEPS" "$here/sources.txt" "ndn-cxx libmemif cpr influxdb-cxx" \
     libmemif:build_libmemif cpr:build_cpr influxdb-cxx:build_influxdb_cxx ndn-cxx:build_ndn_cxx
-stage "$NDNC" "$here/sources.txt" "ndnc" NDNc:build_ndnc
+STAGE_BELOW="$DEPS" stage "$NDNC" "$here/sources.txt" "ndnc" NDNc:build_ndnc
 PREFIX="$NDNC" publish_prefix ndnc
 if [[ $print == deps ]]; then echo "$DEPS"; else echo "$NDNC"; fi

@@ -4,6 +4,6 @@
 # and XRootD's server and client to run it. Idempotent. Called by build.sh.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../ndn-dpdk/common.sh"
-apt_ensure build-essential cmake ninja-build pkg-config python3 libboost-all-dev libssl-dev libsqlite3-dev \
+apt_ensure build-essential ccache cmake ninja-build pkg-config python3 libboost-all-dev libssl-dev libsqlite3-dev \
     nlohmann-json3-dev libcurl4-openssl-dev libxrootd-dev libxrootd-server-dev libxrootd-client-dev \
     xrootd-server xrootd-client xz-utils

@@ -25,12 +25,9 @@ ndnc_dir="$here/../ndnc"
 
 build_xrdndnoss() {
     cd "$SRC/ndnc"
-    local p
-    for p in "$ndnc_dir"/patches/*.patch "$here"/patches/*.patch; do
-        # a resumed build finds the patches of its first run applied
-        patch -p1 -R --dry-run --force --quiet <"$p" >/dev/null 2>&1 && continue
-        patch -p1 --forward --quiet <"$p" || die "patch $p does not apply"
-    done
+    apply_patches "$ndnc_dir"/patches/*.patch "$here"/patches/*.patch
+    # no debug info: NDNc's CMakeLists.txt adds -g to every build type
+    sed -i 's/^ADD_COMPILE_OPTIONS(-g /ADD_COMPILE_OPTIONS(/' CMakeLists.txt
     cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
         -DCMAKE_INSTALL_LIBDIR=lib -DBIN_INSTALL_DIR="$PREFIX/bin" -DCMAKE_PREFIX_PATH="$DEPS" \
         -DNDN_CXX_INCLUDES="$DEPS/include/ndn-cxx" -DNDN_CXX_LIB="$DEPS/lib/libndn-cxx.so" \
@@ -51,6 +48,7 @@ build_xrdndnoss() {
 
 "$here/install.sh"
 check_cache_root
+use_tool_caches
 # NDNc's libraries (and, as a side effect, NDNc itself: a no-op when cached)
 DEPS="$("$ndnc_dir/build.sh" --deps | tail -n1)"
 [[ -f "$DEPS/.complete" ]] || die "deploy/ndnc/build.sh --deps gave $DEPS, which is not complete"

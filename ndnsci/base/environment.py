@@ -1,9 +1,8 @@
 """The SDK's and the command line's settings: every environment variable ndnsci reads, in one place.
 
-:func:`settings` reads the environment when it is called (a script, a test or ``ndnsci up``
-may change a variable between two calls) and returns a :class:`Settings` (a NamedTuple: no
-dataclasses on the fetch path, DEVELOPERS.md "Start-up budget"). Folders
-follow each platform's conventions through platformdirs (XDG on Linux: ``$XDG_CACHE_HOME``,
+:func:`settings` reads the environment when it is called (a script, a test or ``ndnsci up`` may
+change a variable between two calls) and returns a :class:`Settings` (a NamedTuple). Folders follow
+each platform's conventions through platformdirs (XDG on Linux: ``$XDG_CACHE_HOME``,
 ``$XDG_CONFIG_HOME``, ``$XDG_DATA_HOME``, ``$XDG_STATE_HOME``); an ``NDNSCI_*`` variable
 overrides its folder. The catalog service has its own settings object
 (:mod:`ndnsci_catalog.config`), as it runs apart from the SDK.
@@ -36,24 +35,16 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, NamedTuple
 
-from ndnsci.base.record import TYPE_CHECKING
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pathlib is imported by settings(), which a fetch does not call
     from pathlib import Path
-    from typing import NamedTuple as Fields
-else:
-    # a NamedTuple to the type checker, at run time ndnsci.base.record's (typing is not on a fetch's
-    # way to its first byte); the annotations stay strings, never evaluated, so "Path" costs
-    # nothing: pathlib (with urllib.parse and ipaddress, ~16 M instructions) is imported by
-    # settings(), which a fetch does not call
-    from ndnsci.base.record import Fields
 
 APP = "ndnsci"
 DEFAULT_CATALOG = "http://127.0.0.1:8000"
 
 
-class Settings(Fields):
+class Settings(NamedTuple):
     catalog_url: str
     token: str | None
     #: fetched files of ``open_dataset``

@@ -11,10 +11,10 @@ inputs take the built-in, larger ones and streams of packets hashlib's (DEVELOPE
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci.base.record)
+from typing import TYPE_CHECKING, Protocol, TypeAlias
+
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Protocol, TypeAlias
 
     class Hash(Protocol):
         """What the fetch path uses of a hash object (hashlib's and the built-in ones alike)."""

@@ -9,15 +9,14 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ndnsci import __version__
-from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.cli._common import formatter
 
 if TYPE_CHECKING:  # argparse is imported by build_parser: `ndnsci fetch NAME` runs without it
     import argparse
     from collections.abc import Sequence
-    from typing import Any
 
 # sub-command -> module, in the order ``ndnsci --help`` lists them
 COMMANDS = {

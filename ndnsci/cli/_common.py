@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ndnsci.base.environment import terminal_columns
-from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:  # argparse is imported where a parser is built (not by `ndnsci fetch NAME`)
     import argparse
     from collections.abc import Callable
-    from typing import Any
 
 CATALOG_OPTION: tuple[tuple[str, ...], dict[str, Any]] = (
     ("--catalog",),

@@ -28,14 +28,13 @@ catalog error, 130 when interrupted.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.cli._common import CATALOG_OPTION, fail, formatter
 
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
-    from typing import Any, TypeAlias
 
     Option: TypeAlias = tuple[str | None, tuple[str, ...], dict[str, Any]]  # (group, flags, kwargs)
 

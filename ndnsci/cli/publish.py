@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import IO, Any, Protocol
 
-from ndnsci.sdk.describe import Quarantined, Record, describe_all, found
+from ndnsci.sdk.describe import DescribedFile, Quarantined, describe_all, found
 from ndnsci.sdk.progress import counter
 from ndnsci.sdk.publish import Collision, Conflict, PublishBatch, Refused
 from ndnsci_translators.registry import AUTO
@@ -155,7 +155,7 @@ def _publish_files(args: argparse.Namespace, target: Target, report: _Report) ->
         with counter(len(todo), "publishing") as advance:
             described = describe_all(todo, args.scheme, not args.no_checksum, jobs=args.jobs)
 
-            def publishable() -> Iterator[Record]:
+            def publishable() -> Iterator[DescribedFile]:
                 for item in described:
                     advance()
                     if isinstance(item, Quarantined):
@@ -202,7 +202,7 @@ class _SkipState:
             return False
         return (stat.st_size, stat.st_mtime_ns) == tuple(row)
 
-    def remember(self, records: list[Record]) -> None:
+    def remember(self, records: list[DescribedFile]) -> None:
         with self.db:
             self.db.executemany(
                 "INSERT OR REPLACE INTO published VALUES (?, ?, ?, ?)",
@@ -243,7 +243,7 @@ class _DbTarget:
             on_batch(self._publish_batch(chunk, line, replace))
             line += len(chunk)
 
-    def _publish_batch(self, chunk: list[Record], first: int, replace: bool) -> PublishBatch:
+    def _publish_batch(self, chunk: list[DescribedFile], first: int, replace: bool) -> PublishBatch:
         from ndnsci_catalog.ingest import prepare, publish
         from ndnsci_catalog.records import RecordError, parse_record
 

@@ -94,14 +94,14 @@ def make_converter(args: argparse.Namespace) -> Callable[[str], Translation]:
     if not args.metadata:
         return lambda text: translate(text, scheme)
 
-    from ndnsci.sdk.describe import Record, describe
+    from ndnsci.sdk.describe import DescribedFile, describe
 
     def with_metadata(text: str) -> Translation:
         if not os.path.isfile(text):
             return translate(text, scheme)  # a name, an ESGF id, an LFN: no file to read
         # a file is named exactly as `ndnsci publish` names it (ndnsci/sdk/describe.py)
         described = describe(text, scheme, checksum=False, header=False)
-        if isinstance(described, Record):
+        if isinstance(described, DescribedFile):
             return described.translation
         return described.to_translation()
 

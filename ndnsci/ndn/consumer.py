@@ -23,9 +23,9 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ndnsci.base import hashes
-from ndnsci.base.record import Record
 from ndnsci.errors import (
     FetchError,
     FetchTimeout,
@@ -55,30 +55,19 @@ STATE_FLUSH_SECONDS = 1.0
 ProgressFn = Callable[[int, int], None]
 
 
-class Target(Record):
+@dataclass
+class Target:
     """What discovery learnt about an object (filled in as it learns more)."""
 
-    def __init__(  # noqa: PLR0917 - the dataclass's positional order, kept for callers
-        self,
-        versioned: bytes,  # name TLV-VALUE ending in v=
-        last_segment: int | None,
-        segment_size: int | None,
-        size: int | None,
-        sha256: bytes | None,
-        sha256_pending: bool,
-        signer: str,  # "ed25519:<key id>", "digest" or "none"
-        is_listing: bool,
-        metadata_name: bytes,  # the name the metadata was asked under (to ask again)
-    ) -> None:
-        self.versioned = versioned
-        self.last_segment = last_segment
-        self.segment_size = segment_size
-        self.size = size
-        self.sha256 = sha256
-        self.sha256_pending = sha256_pending
-        self.signer = signer
-        self.is_listing = is_listing
-        self.metadata_name = metadata_name
+    versioned: bytes  # name TLV-VALUE ending in v=
+    last_segment: int | None
+    segment_size: int | None
+    size: int | None
+    sha256: bytes | None
+    sha256_pending: bool
+    signer: str  # "ed25519:<key id>", "digest" or "none"
+    is_listing: bool
+    metadata_name: bytes  # the name the metadata was asked under (to ask again)
 
 
 # --- single Interest / Data exchanges -----------------------------------------------------------

@@ -11,17 +11,14 @@ checks that the key it fetched is the one the name promises.
 import functools
 import os
 import stat
+from typing import TYPE_CHECKING, NamedTuple
 
 from ndnsci.base import hashes
 from ndnsci.base.environment import settings
-from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import PublisherKeyError
 
 if TYPE_CHECKING:  # a fetch checks keys without pathlib: the folders are settings()'
     from pathlib import Path
-    from typing import NamedTuple as Fields
-else:  # without typing at run time (ndnsci.base.record)
-    from ndnsci.base.record import Fields
 
 DEFAULT_NAME = "default"
 
@@ -40,7 +37,7 @@ def key_id(public: bytes) -> str:
     return hashes.sha256(len(public))(public).digest()[:8].hex()
 
 
-class PublisherKey(Fields):
+class PublisherKey(NamedTuple):
     name: str
     pem: bytes  # PKCS#8 private key
 

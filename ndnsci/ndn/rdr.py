@@ -8,13 +8,9 @@ ignore it). See docs/protocol.md, "Metadata content fields".
 
 from __future__ import annotations
 
-from ndnsci.base.record import TYPE_CHECKING
-from ndnsci.ndn import tlv
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    from typing import NamedTuple as Fields
-else:  # NamedTuples to the type checker, without typing at run time (ndnsci.base.record)
-    from ndnsci.base.record import Fields
+from ndnsci.ndn import tlv
 
 SEGMENT_SIZE = 0xF500
 SIZE = 0xF502
@@ -28,7 +24,7 @@ METADATA = tlv.keyword(b"metadata")
 LS = tlv.keyword(b"ls")
 
 
-class Metadata(Fields):
+class Metadata(NamedTuple):
     """RDR metadata of a file or a directory listing."""
 
     versioned_name: bytes  # name TLV-VALUE ending in a version component

@@ -12,14 +12,12 @@ complete TLV, type + length + value), which is exactly what sits on the wire aft
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 from ndnsci.base import hashes
-from ndnsci.base.record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import NamedTuple as Fields
-else:  # NamedTuples to the type checker, without typing at run time (ndnsci.base.record)
-    from ndnsci.base.record import Fields
 
 # packet and field types (NDN packet format v0.3, NDNLPv2)
 INTEREST = 0x05
@@ -340,7 +338,7 @@ def signature_info(sig_type: int, key_name_value: bytes | None = None) -> bytes:
 # --- decoding (general path: metadata, first segment, control responses) ----------------------
 
 
-class DataPacket(Fields):
+class DataPacket(NamedTuple):
     """The fields of a Data packet ndnsci uses; ``signed`` is the signed portion."""
 
     name_value: bytes
@@ -411,7 +409,7 @@ def parse_data(wire: bytes | bytearray | memoryview) -> DataPacket:
     )
 
 
-class InterestPacket(Fields):
+class InterestPacket(NamedTuple):
     name_value: bytes
     can_be_prefix: bool
     must_be_fresh: bool
@@ -441,7 +439,7 @@ def parse_interest(wire: bytes | bytearray | memoryview) -> InterestPacket:
     return InterestPacket(name, cbp, mbf, nonce, lifetime)
 
 
-class LpFrame(Fields):
+class LpFrame(NamedTuple):
     """What NDNd's NDNLPv2 wrapper says about a network-layer packet."""
 
     start: int  # the wrapped packet, as offsets into the receive buffer

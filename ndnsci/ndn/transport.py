@@ -15,9 +15,9 @@ import _socket
 import contextlib
 import select
 import time
+from typing import TYPE_CHECKING
 
 from ndnsci.base import environment
-from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import TransportError
 from ndnsci.ndn import tlv
 

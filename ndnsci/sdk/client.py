@@ -1,8 +1,8 @@
 """The catalog's REST API from Python: :class:`Catalog`, :class:`AsyncCatalog` and typed results.
 
-Requests and answers are built and read by plain functions shared by the synchronous and the
-asynchronous client, so both behave the same; httpx is imported when a client is created, not
-by ``import ndnsci``.
+Requests are built and answers read without I/O, once (``_Api``'s plans), and carried out by
+thin shells, the synchronous and the asynchronous client, so both behave the same; httpx is
+imported when a client is created, not by ``import ndnsci``.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from collections.abc import (
     AsyncIterable,
     AsyncIterator,
     Callable,
+    Generator,
     Iterable,
     Iterator,
     Mapping,
 )
 from collections.abc import Sequence as AbcSequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 from urllib.parse import quote, urlencode
 
 from ndnsci.base.environment import settings
@@ -60,6 +61,7 @@ FIXED_COLUMNS = ("name", "filename", "scheme", "size", "sha256", "time_start", "
 #: Retry-After asks for (at most MAX_RETRY_AFTER seconds each)
 BUSY_RETRIES = 5
 MAX_RETRY_AFTER = 30.0
+T = TypeVar("T")
 
 
 def catalog_url(url: str | None = None) -> str:
@@ -349,379 +351,273 @@ def _manifest_bodies(
     return [*bodies, {"names": piece}] if piece or not bodies else bodies
 
 
-# --- the synchronous client ----------------------------------------------------------------------
+# --- the core: requests built and answers read, without I/O --------------------------------------
+#
+# Each method of _Api is a plan: a generator that yields the steps of a call of the API (a
+# request to send, a wait, a publish batch to post...) and returns what the answers mean. The
+# clients below only carry the steps out, Catalog blocking and AsyncCatalog awaiting (httpx's
+# BaseClient / Client / AsyncClient split): busy retries, errors, pages, publish batches,
+# manifests and exports are written once, here.
 
 
-def _httpx() -> Any:
-    try:
-        import httpx
-    except ImportError as exc:
-        raise missing("httpx", None, "the catalog client") from exc
-    return httpx
+def _same(body: Any) -> Any:
+    return body
 
 
-def _page_size(requested: int) -> int:
-    return max(1, min(requested, 1000))  # the catalog's own cap
+class _Call(NamedTuple, Generic[T]):
+    """One request of the API, as plain values, and how to read its answer: ``read`` turns
+    the answer's JSON (its text with ``text``, its rows with ``lines``) into the result."""
+
+    method: str
+    path: str
+    params: Any = None
+    json: Any = None
+    headers: Mapping[str, str] | None = None
+    content: Iterable[bytes] | AsyncIterable[bytes] | None = None
+    #: an answer of JSON lines, each non-empty one parsed by ``lines(line, number)`` as it arrives
+    lines: Callable[[str, int], Any] | None = None
+    text: bool = False
+    read: Callable[[Any], T] = _same
+
+    def request(self, http: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        return http.build_request(
+            self.method, self.path, params=self.params, json=self.json, headers=self.headers,
+            content=self.content,
+        )  # fmt: skip
+
+    def sending(self, content: Iterable[bytes] | AsyncIterable[bytes]) -> _Call[T]:
+        return self._replace(content=content)
 
 
-class Catalog:
-    """A client of an ndnsci catalog (``ndnsci catalog serve`` or ``ndnsci up``).
+class _Reply(NamedTuple):
+    """What a client answers a :class:`_Call` with: the response (its body read), and the
+    parsed rows of a successful ``lines`` call."""
 
-    ``url`` defaults to ``$NDNSCI_CATALOG``, else http://127.0.0.1:8000. Use it as a context
-    manager, or call :meth:`close`, to release its connections.
+    response: httpx.Response
+    rows: list[Any] | None = None
 
-    Example::
 
-        >>> cat = ndnsci.Catalog("http://127.0.0.1:8000")
-        >>> found = cat.search(model="HadCM3", variable="tas", experiment="historical")
-        >>> len(found), found[0].name
-        (2, '/CMIP5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/...')
-        >>> cat.facets("model")["model"]
-        {'CanESM2': 8, 'HadCM3': 9, 'MIROC5': 6}
+class _Sleep(NamedTuple):
+    """Wait this long (the catalog asked to be asked again later)."""
 
-    Raises:
-        CatalogUnavailableError: (on the first request) nothing answers at ``url``.
-    """
+    seconds: float
 
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        timeout: float = 30.0,
-        page_size: int = PAGE_SIZE,
-        token: str | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        client = _httpx()  # first: without httpx, say what to install before anything else
-        self.url, self.page_size = catalog_url(url), _page_size(page_size)
-        self.token = token
-        self._http: httpx.Client = client.Client(
-            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
-        )
-        self._limits: dict[str, int] | None = None
 
-    def __repr__(self) -> str:
-        return f"Catalog({self.url!r})"
+class _Start(NamedTuple):
+    """Send ``call`` in the background: the client answers a handle once its body is sent,
+    so that requests arrive in order."""
 
-    def __enter__(self) -> Catalog:
-        return self
+    call: _Call[Any]
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
-    def close(self) -> None:
-        self._http.close()
+class _Wait(NamedTuple):
+    """The :class:`_Reply` to a started call (its handle)."""
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        return _check(self._send(method, path, **kwargs), self.url)
+    handle: Any
 
-    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """The answer, once the catalog is not too busy (503s are sent again, see
-        BUSY_RETRIES)."""
+
+class _Next(NamedTuple):
+    """The next batch of a publish (``run.next`` or ``run.anext`` of the records)."""
+
+    run: _PublishRun
+    items: Iterator[PublishItem] | AsyncIterator[PublishItem]
+
+
+_Step = _Call[Any] | _Sleep | _Start | _Wait | _Next
+Plan = Generator[_Step, Any, T]
+
+
+class _Rows:
+    """The rows of a JSON-lines answer, parsed as its lines arrive."""
+
+    def __init__(self, parse: Callable[[str, int], Any]) -> None:
+        self.parse, self.rows, self.number = parse, list[Any](), 0
+
+    def add(self, line: str) -> None:
+        self.number += 1
+        if line.strip():
+            self.rows.append(self.parse(line, self.number))
+
+
+class _Walk(Generic[T]):
+    """A plan, stepped through by a client: ``for step in walk`` gives each step; the client
+    sets ``reply`` to its outcome, or ``error`` to the transport error it met, which the plan
+    then gets raised where it yielded the step. ``result`` is what the plan returned."""
+
+    result: T
+
+    def __init__(self, plan: Plan[T]) -> None:
+        self.plan = plan
+        self.reply: Any = None
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[_Step]:
+        while True:
+            try:
+                if self.error is None:
+                    step = self.plan.send(self.reply)
+                else:
+                    step = self.plan.throw(self.error)
+            except StopIteration as done:
+                self.result = done.value
+                return
+            self.reply = self.error = None
+            yield step
+
+
+class _Api:
+    """The catalog's API as plans (see above), and what a client keeps between calls."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.limits_known: dict[str, int] | None = None
+
+    def answer(self, call: _Call[T]) -> Plan[T]:
+        """What ``call``'s answer says, once the catalog is not too busy (a 503 is sent again
+        after its Retry-After, BUSY_RETRIES times); a CatalogError otherwise."""
         import httpx
 
         for attempt in range(BUSY_RETRIES + 1):
             try:
-                response = self._http.request(method, path, **kwargs)
+                reply: _Reply = yield call
             except httpx.TransportError as exc:
                 raise _unavailable(exc, self.url) from exc
-            wait = _busy_wait(response)
+            wait = _busy_wait(reply.response)
             if wait is None or attempt == BUSY_RETRIES:
                 break
-            time.sleep(wait)
-        return response
+            yield _Sleep(wait)
+        if reply.rows is not None:
+            return call.read(reply.rows)
+        if call.text and reply.response.is_success:
+            return call.read(reply.response.text)
+        return call.read(_check(reply.response, self.url))
 
-    def limits(self) -> dict[str, int]:
-        """What one request may carry (``GET /limits``), asked once; empty from a catalog that
-        does not say."""
-        if self._limits is None:
+    def limits(self) -> Plan[dict[str, int]]:
+        if self.limits_known is None:
             try:
-                self._limits = dict(self._request("GET", "limits"))
+                self.limits_known = yield from self.answer(_Call("GET", "limits", read=dict))
             except NotInCatalogError:
-                self._limits = {}
-        return self._limits
+                self.limits_known = {}
+        return self.limits_known
 
-    # searching ----------------------------------------------------------------------------------
-
-    def search(
-        self,
-        q: str | None = None,
-        *,
-        prefix: str | None = None,
-        start: str | None = None,
-        end: str | None = None,
-        scheme: FacetValue | None = None,
-        exclude: Mapping[str, FacetValue] | None = None,
-        sort: str | None = None,
-        **facets: FacetValue | None,
-    ) -> SearchResults:
-        """Files matching every filter, as a lazily paged :class:`SearchResults`.
-
-        Facets are keyword arguments; a list means any of the values (``model=["HadCM3",
-        "CanESM2"]``); ``exclude`` drops values; ``q`` is free text; ``prefix`` an NDN name
-        prefix; ``start``/``end`` keep files whose time coverage overlaps (``"1990"``,
-        ``"2005-12"``). Nothing is asked until the results are used, then one page at a time.
-
-        Example::
-
-            >>> found = cat.search(model="HadCM3", variable=["tas", "pr"], start="2000")
-            >>> len(found)
-            6
-            >>> [f.facets["variable"] for f in found]
-            ['pr', 'pr', 'pr', 'tas', 'tas', 'tas']
-
-        Raises:
-            UnknownFacetError: a facet the catalog does not know (``.valid_facets`` lists them).
-            QueryError: another malformed parameter (a bad time bound, prefix or sort).
-            CatalogUnavailableError: nothing answers at the catalog's URL.
-        """
-        query = Query.build(
-            facets, q=q, prefix=prefix, start=start, end=end, scheme=scheme, exclude=exclude,
-            sort=sort,
-        )  # fmt: skip
-        return SearchResults(self, query)
-
-    def query(self, query: Query | str) -> SearchResults:
-        """Like :meth:`search`, from a :class:`Query` or ``'model=HadCM3 variable=tas'``."""
-        return SearchResults(self, query if isinstance(query, Query) else Query.parse(query))
-
-    def _page(self, query: Query, offset: int, limit: int, count_facets: bool) -> Any:
+    def page(self, query: Query, offset: int, limit: int, count_facets: bool) -> Plan[Any]:
         params = _page_params(query, offset, limit, count_facets)
-        return self._request("GET", "search", params=params)
+        return self.answer(_Call("GET", "search", params=params))
+
+    def results(
+        self, query: Query, pages: dict[int, list[File]], number: int, size: int
+    ) -> Plan[list[File]]:
+        """Page ``number`` of a search's results: from ``pages``, else read and kept there."""
+        if number not in pages:
+            pages[number] = _files((yield from self.page(query, number * size, size, False)))
+        return pages[number]
 
     def facets(
-        self, *keys: str, limit: int = 100, **filters: FacetValue | None
-    ) -> dict[str, dict[str, int]]:
-        """Value counts of facets (all of them, or ``keys``) among files matching ``filters``.
-
-        The counts of a facet ignore that facet's own filter (as ESGF's do), so they show what
-        another choice would give.
-
-        Example::
-
-            >>> cat.facets("experiment", model="HadCM3")
-            {'experiment': {'historical': 6, 'rcp45': 3}}
-
-        Raises:
-            UnknownFacetError: a filter or a key names a facet the catalog does not know.
-            CatalogUnavailableError: nothing answers at the catalog's URL.
-        """
+        self, keys: tuple[str, ...], limit: int, filters: Mapping[str, FacetValue | None]
+    ) -> Plan[dict[str, dict[str, int]]]:
         params: list[tuple[str, Any]] = [*Query.build(filters).params, ("limit", 0)]
         params.append(("facet_limit", limit))
         if keys:
             params.append(("facets", ",".join(keys)))
-        answer = self._request("GET", "search", params=params)
-        counts: dict[str, dict[str, int]] = answer["facets"]
-        return counts
+        return self.answer(_Call("GET", "search", params=params, read=_facet_counts))
 
-    def get(self, name: str) -> FileRecord:
-        """The full record of the file ``name``: facets, corrections, header metadata.
+    def get(self, name: str) -> Plan[FileRecord]:
+        return self.answer(_Call("GET", _file_path(name), read=FileRecord.from_json))
 
-        Raises:
-            NotInCatalogError: no published file has this name.
-            QueryError: ``name`` is not a valid NDN name.
-        """
-        return FileRecord.from_json(self._request("GET", _file_path(name)))
+    def autocomplete(self, prefix: str, limit: int) -> Plan[list[Node]]:
+        params = {"prefix": prefix, "limit": limit}
+        return self.answer(_Call("GET", "autocomplete", params=params, read=_completions))
 
-    def autocomplete(self, prefix: str = "/", limit: int = 50) -> list[Node]:
-        """The next name components under ``prefix`` (which may end inside a component).
-
-        Example::
-
-            >>> [n.component for n in cat.autocomplete("/CMIP5/output1/MO")]
-            ['MOHC']
-        """
-        answer = self._request("GET", "autocomplete", params={"prefix": prefix, "limit": limit})
-        return [Node(**n) for n in answer["completions"]]
-
-    def browse(self, path: str = "/", limit: int = 100, offset: int = 0) -> list[Node]:
-        """One level of the name tree under ``path``: directories first, then files.
-
-        Raises:
-            NotInCatalogError: no name starts with ``path``.
-        """
+    def browse(self, path: str, limit: int, offset: int) -> Plan[list[Node]]:
         params = {"path": path, "limit": limit, "offset": offset}
-        return [Node(**n) for n in self._request("GET", "tree", params=params)["children"]]
+        return self.answer(_Call("GET", "tree", params=params, read=_children))
 
-    def stats(self) -> dict[str, Any]:
-        """Totals: files, bytes, name roots, facets."""
-        answer: dict[str, Any] = self._request("GET", "stats")
-        return answer
+    def stats(self) -> Plan[dict[str, Any]]:
+        return self.answer(_Call[dict[str, Any]]("GET", "stats"))
 
-    def health(self) -> dict[str, Any]:
-        """The service and its database answer; how busy it is."""
-        answer: dict[str, Any] = self._request("GET", "health")
-        return answer
+    def health(self) -> Plan[dict[str, Any]]:
+        return self.answer(_Call[dict[str, Any]]("GET", "health"))
 
-    def changes(self, since: int = 0, limit: int = 1000) -> Changes:
-        """Publications and retractions after ``since`` (a seq), in order, ``limit`` at most.
-
-        Example::
-
-            >>> page = cat.changes(since=0, limit=2)
-            >>> [(c.seq, c.op) for c in page.changes], page.next
-            ([(1, 'publish'), (2, 'publish')], 2)
-        """
+    def changes(self, since: int, limit: int) -> Plan[Changes]:
         params = {"since": since, "limit": limit}
-        return Changes.from_json(self._request("GET", "changes", params=params))
-
-    # publishing ---------------------------------------------------------------------------------
+        return self.answer(_Call("GET", "changes", params=params, read=Changes.from_json))
 
     def publish(
         self,
-        records: Iterable[PublishItem],
-        *,
-        replace: bool = False,
-        token: str | None = None,
-        batch: int | None = None,
-        on_batch: Callable[[PublishBatch], None] | None = None,
-    ) -> PublishReport:
-        """Publish records in the batches the catalog accepts (its :meth:`limits`).
-
-        ``records`` are JSON lines (``ndnsci translate --json``: passed on unparsed), mappings,
-        or described files (``ndnsci.sdk.describe.Record``), read as they come: any number, in
-        bounded memory. A name another file already has is a collision: the published record
-        stays (``replace=True``: it is replaced) and the report lists it. Bad records are
-        reported with their line and source, the others published. ``on_batch`` is told of
-        each request's outcome once it is committed; ``batch`` caps its records.
-
-        Example::
-
-            >>> with open("names.jsonl", "rb") as lines:
-            ...     report = cat.publish(lines, token=token)
-            >>> report.inserted, [r.line for r in report.refused]
-            (398920, [50001])
-
-        Raises:
-            CatalogError: no token (``token=``, ``Catalog(token=)`` or ``$NDNSCI_TOKEN``), it
-                is refused, or a request fails; committed batches stay published.
-            CatalogUnavailableError: the catalog cannot be reached, or dropped the connection.
-        """
-        from concurrent.futures import ThreadPoolExecutor
-
-        headers = _token_headers(token or self.token, self.url)
-        batcher = Batcher(PublishLimits.from_limits(self.limits()), batch)
-        run = _PublishRun(batcher, on_batch)
+        items: Iterator[PublishItem] | AsyncIterator[PublishItem],
+        replace: bool,
+        token: str | None,
+        batch: int | None,
+        on_batch: Callable[[PublishBatch], None] | None,
+    ) -> Plan[PublishReport]:
+        """Batches as the catalog's limits allow, PIPELINE of them in flight: the catalog
+        prepares one while it writes the other."""
+        headers = _token_headers(token, self.url)
+        limits = yield from self.limits()
+        run = _PublishRun(Batcher(PublishLimits.from_limits(limits), batch), on_batch)
         params = {"replace": "true"} if replace else {}
-        items = iter(records)
-        with ThreadPoolExecutor(PIPELINE, thread_name_prefix="ndnsci-publish") as pool:
-            inflight: deque[tuple[Pending, Future[Any]]] = deque()
-            while True:
-                pending = run.next(items)
-                if pending is None:
-                    if not inflight:
-                        break
-                    self._settle(run, *inflight.popleft())
-                elif pending.items:
-                    inflight.append((pending, self._post_batch(pool, pending, params, headers)))
-                    if len(inflight) >= PIPELINE:
-                        self._settle(run, *inflight.popleft())
-                else:
-                    run.finish(pending)
+        inflight: deque[tuple[Pending, Any]] = deque()
+        while True:
+            pending: Pending | None = yield _Next(run, items)
+            if pending is None:
+                if not inflight:
+                    break
+                yield from self._settle(run, *inflight.popleft())
+            elif pending.items:
+                call: _Call[Any] = _Call(
+                    "POST", "publish", params=params, headers=headers, content=pending.chunks()
+                )
+                inflight.append((pending, (yield _Start(call))))
+                if len(inflight) >= PIPELINE:
+                    yield from self._settle(run, *inflight.popleft())
+            else:
+                run.finish(pending)
         return run.report()
 
-    def _post_batch(
-        self, pool: ThreadPoolExecutor, pending: Pending, params: Any, headers: Any
-    ) -> Future[Any]:
-        """Post ``pending``; return once its body is sent, so requests arrive in order."""
-        import threading
-
-        sent = threading.Event()
-
-        def body() -> Iterator[bytes]:
-            yield from pending.chunks()
-            sent.set()
-
-        future = pool.submit(
-            self._http.post, "publish", content=body(), params=params, headers=headers
-        )
-        while not sent.wait(0.05) and not future.done():
-            pass
-        return future
-
-    def _settle(self, run: _PublishRun, pending: Pending, future: Future[Any]) -> None:
+    def _settle(self, run: _PublishRun, pending: Pending, handle: Any) -> Plan[None]:
         import httpx
 
         try:
-            response = future.result()
+            reply: _Reply = yield _Wait(handle)
         except httpx.TransportError as exc:
             raise run.gone(exc, self.url) from exc
-        answer = _publish_answer(response, pending, run.batcher, self.url)
-        time.sleep(answer.wait)
+        answer = _publish_answer(reply.response, pending, run.batcher, self.url)
+        yield _Sleep(answer.wait)
         run.settle(answer, pending)
 
-    # manifests and exports ----------------------------------------------------------------------
-
     def manifest(
-        self, what: SearchResults | Query | str | Iterable[str]
-    ) -> list[ManifestEntry | tuple[str, str]]:
-        """What to fetch for a search (or a list of names): one request for a search, names in
-        pieces of the size the catalog takes (its :meth:`limits`).
-
-        Returns a :class:`ManifestEntry` per file; for a name the catalog does not hold,
-        ``(name, reason)`` instead, so a caller can report it and go on.
-
-        Raises:
-            QueryError, UnknownFacetError: the search is refused.
-        """
+        self, what: SearchResults | AsyncSearchResults | Query | str | Iterable[str]
+    ) -> Plan[list[ManifestEntry | tuple[str, str]]]:
+        limits = {} if _is_search(what) else (yield from self.limits())
         entries: list[ManifestEntry | tuple[str, str]] = []
-        bodies = _manifest_bodies(what, {} if _is_search(what) else self.limits())
-        for body in bodies:
-            entries += self._manifest_piece(body)
+        for body in _manifest_bodies(what, limits):
+            entries += yield from self.answer(
+                _Call("POST", "manifests", json=body, lines=parse_line)
+            )
         return entries
 
-    def _manifest_piece(self, body: Any) -> list[ManifestEntry | tuple[str, str]]:
-        import httpx
+    def to_intake_esm(self, scheme: str | None, local: Mapping[str, str] | None) -> Plan[Any]:
+        params = _scheme_param(scheme)
+        spec = yield from self.answer(_Call("GET", "export/intake-esm", params=params, read=dict))
+        csv = _Call("GET", "export/intake-esm.csv", params=params, text=True, read=str)
+        return _esm_datastore(spec, (yield from self.answer(csv)), local)
 
-        for attempt in range(BUSY_RETRIES + 1):
-            try:
-                with self._http.stream("POST", "manifests", json=body) as response:
-                    if not response.is_success:
-                        response.read()
-                        wait = _busy_wait(response)
-                        if wait is not None and attempt < BUSY_RETRIES:
-                            time.sleep(wait)
-                            continue
-                        _check(response, self.url)
-                    return [
-                        parse_line(line, number)
-                        for number, line in enumerate(response.iter_lines(), start=1)
-                        if line.strip()
-                    ]
-            except httpx.TransportError as exc:
-                raise _unavailable(exc, self.url) from exc
-        raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def to_intake_esm(
-        self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
-    ) -> Any:
-        """The catalog (one scheme's files) as an intake-esm ``esm_datastore``.
+def _facet_counts(answer: Any) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = answer["facets"]
+    return counts
 
-        With ``local`` (NDN name -> local path, e.g. ``FetchReport.local``), only those files
-        are kept and their local paths become the assets, so ``to_dataset_dict()`` opens them.
 
-        Open its datasets one at a time (``esm[key].to_dask()``, with ``ITK_ESM_THREADING=False``
-        for what ``esm.search()`` returns): intake-esm opens files in threads otherwise, which the
-        HDF5 library of the netCDF4 wheels does not survive.
+def _completions(answer: Any) -> list[Node]:
+    return [Node(**n) for n in answer["completions"]]
 
-        Example::
 
-            >>> report = ndnsci.download(cat.search(model="HadCM3"), "data")
-            >>> esm = cat.to_intake_esm("cmip5", local=report.local)
-            >>> datasets = {key: esm[key].to_dask() for key in esm.keys()}
+def _children(answer: Any) -> list[Node]:
+    return [Node(**n) for n in answer["children"]]
 
-        Raises:
-            MissingDependencyError: intake-esm (or pandas) is not installed.
-        """
-        spec = self._request("GET", "export/intake-esm", params=_scheme_param(scheme))
-        text = self._text("export/intake-esm.csv", _scheme_param(scheme))
-        return _esm_datastore(spec, text, local)
 
-    def _text(self, path: str, params: Mapping[str, str]) -> str:
-        response = self._send("GET", path, params=params)
-        if not response.is_success:
-            _check(response, self.url)
-        return response.text
+def _files(answer: Any) -> list[File]:
+    return [File.from_json(r) for r in answer["results"]]
 
 
 def _file_path(name: str) -> str:
@@ -862,6 +758,535 @@ class _PublishRun:
         return report
 
 
+# --- the clients ---------------------------------------------------------------------------------
+
+
+def _httpx() -> Any:
+    try:
+        import httpx
+    except ImportError as exc:
+        raise missing("httpx", None, "the catalog client") from exc
+    return httpx
+
+
+def _page_size(requested: int) -> int:
+    return max(1, min(requested, 1000))  # the catalog's own cap
+
+
+class _BaseCatalog:
+    """What :class:`Catalog` and :class:`AsyncCatalog` share: their settings and the
+    :class:`_Api` whose plans they carry out."""
+
+    def __init__(self, url: str | None, page_size: int, token: str | None) -> None:
+        self.url, self.page_size = catalog_url(url), _page_size(page_size)
+        self.token = token
+        self._api = _Api(self.url)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+
+class Catalog(_BaseCatalog):
+    """A client of an ndnsci catalog (``ndnsci catalog serve`` or ``ndnsci up``).
+
+    ``url`` defaults to ``$NDNSCI_CATALOG``, else http://127.0.0.1:8000. Use it as a context
+    manager, or call :meth:`close`, to release its connections.
+
+    Example::
+
+        >>> cat = ndnsci.Catalog("http://127.0.0.1:8000")
+        >>> found = cat.search(model="HadCM3", variable="tas", experiment="historical")
+        >>> len(found), found[0].name
+        (2, '/CMIP5/output1/MOHC/HadCM3/historical/mon/atmos/Amon/r1i1p1/...')
+        >>> cat.facets("model")["model"]
+        {'CanESM2': 8, 'HadCM3': 9, 'MIROC5': 6}
+
+    Raises:
+        CatalogUnavailableError: (on the first request) nothing answers at ``url``.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        timeout: float = 30.0,
+        page_size: int = PAGE_SIZE,
+        token: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        client = _httpx()  # first: without httpx, say what to install before anything else
+        super().__init__(url, page_size, token)
+        self._http: httpx.Client = client.Client(
+            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
+        )
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # carrying plans out -------------------------------------------------------------------------
+
+    def _run(self, plan: Plan[T], pool: ThreadPoolExecutor | None = None) -> T:
+        """What ``plan`` returns, its steps carried out one by one (publish batches are posted
+        in ``pool``'s threads)."""
+        import httpx
+
+        walk = _Walk(plan)
+        for step in walk:
+            try:
+                walk.reply = self._step(step, pool)
+            except httpx.TransportError as exc:
+                walk.error = exc
+        return walk.result
+
+    def _step(self, step: _Step, pool: ThreadPoolExecutor | None) -> Any:
+        if isinstance(step, _Call):
+            return self._send(step)
+        if isinstance(step, _Sleep):
+            time.sleep(step.seconds)
+            return None
+        if isinstance(step, _Next):
+            return step.run.next(step.items)  # type: ignore[arg-type]  # Catalog.publish's
+        if isinstance(step, _Wait):
+            return step.handle.result()
+        assert pool is not None, "a publish is run with its pool"
+        return self._start(step.call, pool)
+
+    def _send(self, call: _Call[Any]) -> _Reply:
+        response = self._http.send(call.request(self._http), stream=True)
+        try:
+            if call.lines is None or not response.is_success:
+                response.read()
+                return _Reply(response)
+            rows = _Rows(call.lines)
+            for line in response.iter_lines():
+                rows.add(line)
+            return _Reply(response, rows.rows)
+        finally:
+            response.close()
+
+    def _start(self, call: _Call[Any], pool: ThreadPoolExecutor) -> Future[_Reply]:
+        """Send ``call`` in a thread of ``pool``; return once its body is sent."""
+        import threading
+
+        sent = threading.Event()
+
+        def body() -> Iterator[bytes]:
+            yield from call.content  # type: ignore[misc]  # a publish batch's chunks
+            sent.set()
+
+        future = pool.submit(self._send, call.sending(body()))
+        while not sent.wait(0.05) and not future.done():
+            pass
+        return future
+
+    # the API ------------------------------------------------------------------------------------
+
+    def limits(self) -> dict[str, int]:
+        """What one request may carry (``GET /limits``), asked once; empty from a catalog that
+        does not say."""
+        return self._run(self._api.limits())
+
+    def search(
+        self,
+        q: str | None = None,
+        *,
+        prefix: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        scheme: FacetValue | None = None,
+        exclude: Mapping[str, FacetValue] | None = None,
+        sort: str | None = None,
+        **facets: FacetValue | None,
+    ) -> SearchResults:
+        """Files matching every filter, as a lazily paged :class:`SearchResults`.
+
+        Facets are keyword arguments; a list means any of the values (``model=["HadCM3",
+        "CanESM2"]``); ``exclude`` drops values; ``q`` is free text; ``prefix`` an NDN name
+        prefix; ``start``/``end`` keep files whose time coverage overlaps (``"1990"``,
+        ``"2005-12"``). Nothing is asked until the results are used, then one page at a time.
+
+        Example::
+
+            >>> found = cat.search(model="HadCM3", variable=["tas", "pr"], start="2000")
+            >>> len(found)
+            6
+            >>> [f.facets["variable"] for f in found]
+            ['pr', 'pr', 'pr', 'tas', 'tas', 'tas']
+
+        Raises:
+            UnknownFacetError: a facet the catalog does not know (``.valid_facets`` lists them).
+            QueryError: another malformed parameter (a bad time bound, prefix or sort).
+            CatalogUnavailableError: nothing answers at the catalog's URL.
+        """
+        query = Query.build(
+            facets, q=q, prefix=prefix, start=start, end=end, scheme=scheme, exclude=exclude,
+            sort=sort,
+        )  # fmt: skip
+        return SearchResults(self, query)
+
+    def query(self, query: Query | str) -> SearchResults:
+        """Like :meth:`search`, from a :class:`Query` or ``'model=HadCM3 variable=tas'``."""
+        return SearchResults(self, query if isinstance(query, Query) else Query.parse(query))
+
+    def facets(
+        self, *keys: str, limit: int = 100, **filters: FacetValue | None
+    ) -> dict[str, dict[str, int]]:
+        """Value counts of facets (all of them, or ``keys``) among files matching ``filters``.
+
+        The counts of a facet ignore that facet's own filter (as ESGF's do), so they show what
+        another choice would give.
+
+        Example::
+
+            >>> cat.facets("experiment", model="HadCM3")
+            {'experiment': {'historical': 6, 'rcp45': 3}}
+
+        Raises:
+            UnknownFacetError: a filter or a key names a facet the catalog does not know.
+            CatalogUnavailableError: nothing answers at the catalog's URL.
+        """
+        return self._run(self._api.facets(keys, limit, filters))
+
+    def get(self, name: str) -> FileRecord:
+        """The full record of the file ``name``: facets, corrections, header metadata.
+
+        Raises:
+            NotInCatalogError: no published file has this name.
+            QueryError: ``name`` is not a valid NDN name.
+        """
+        return self._run(self._api.get(name))
+
+    def autocomplete(self, prefix: str = "/", limit: int = 50) -> list[Node]:
+        """The next name components under ``prefix`` (which may end inside a component).
+
+        Example::
+
+            >>> [n.component for n in cat.autocomplete("/CMIP5/output1/MO")]
+            ['MOHC']
+        """
+        return self._run(self._api.autocomplete(prefix, limit))
+
+    def browse(self, path: str = "/", limit: int = 100, offset: int = 0) -> list[Node]:
+        """One level of the name tree under ``path``: directories first, then files.
+
+        Raises:
+            NotInCatalogError: no name starts with ``path``.
+        """
+        return self._run(self._api.browse(path, limit, offset))
+
+    def stats(self) -> dict[str, Any]:
+        """Totals: files, bytes, name roots, facets."""
+        return self._run(self._api.stats())
+
+    def health(self) -> dict[str, Any]:
+        """The service and its database answer; how busy it is."""
+        return self._run(self._api.health())
+
+    def changes(self, since: int = 0, limit: int = 1000) -> Changes:
+        """Publications and retractions after ``since`` (a seq), in order, ``limit`` at most.
+
+        Example::
+
+            >>> page = cat.changes(since=0, limit=2)
+            >>> [(c.seq, c.op) for c in page.changes], page.next
+            ([(1, 'publish'), (2, 'publish')], 2)
+        """
+        return self._run(self._api.changes(since, limit))
+
+    # publishing ---------------------------------------------------------------------------------
+
+    def publish(
+        self,
+        records: Iterable[PublishItem],
+        *,
+        replace: bool = False,
+        token: str | None = None,
+        batch: int | None = None,
+        on_batch: Callable[[PublishBatch], None] | None = None,
+    ) -> PublishReport:
+        """Publish records in the batches the catalog accepts (its :meth:`limits`).
+
+        ``records`` are JSON lines (``ndnsci translate --json``: passed on unparsed), mappings,
+        or described files (``sdk.describe.DescribedFile``), read as they come: any number, in
+        bounded memory. A name another file already has is a collision: the published record
+        stays (``replace=True``: it is replaced) and the report lists it. Bad records are
+        reported with their line and source, the others published. ``on_batch`` is told of
+        each request's outcome once it is committed; ``batch`` caps its records.
+
+        Example::
+
+            >>> with open("names.jsonl", "rb") as lines:
+            ...     report = cat.publish(lines, token=token)
+            >>> report.inserted, [r.line for r in report.refused]
+            (398920, [50001])
+
+        Raises:
+            CatalogError: no token (``token=``, ``Catalog(token=)`` or ``$NDNSCI_TOKEN``), it
+                is refused, or a request fails; committed batches stay published.
+            CatalogUnavailableError: the catalog cannot be reached, or dropped the connection.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        plan = self._api.publish(iter(records), replace, token or self.token, batch, on_batch)
+        with ThreadPoolExecutor(PIPELINE, thread_name_prefix="ndnsci-publish") as pool:
+            return self._run(plan, pool)
+
+    # manifests and exports ----------------------------------------------------------------------
+
+    def manifest(
+        self, what: SearchResults | Query | str | Iterable[str]
+    ) -> list[ManifestEntry | tuple[str, str]]:
+        """What to fetch for a search (or a list of names): one request for a search, names in
+        pieces of the size the catalog takes (its :meth:`limits`).
+
+        Returns a :class:`ManifestEntry` per file; for a name the catalog does not hold,
+        ``(name, reason)`` instead, so a caller can report it and go on.
+
+        Raises:
+            QueryError, UnknownFacetError: the search is refused.
+        """
+        return self._run(self._api.manifest(what))
+
+    def to_intake_esm(
+        self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
+    ) -> Any:
+        """The catalog (one scheme's files) as an intake-esm ``esm_datastore``.
+
+        With ``local`` (NDN name -> local path, e.g. ``FetchReport.local``), only those files
+        are kept and their local paths become the assets, so ``to_dataset_dict()`` opens them.
+
+        Open its datasets one at a time (``esm[key].to_dask()``, with ``ITK_ESM_THREADING=False``
+        for what ``esm.search()`` returns): intake-esm opens files in threads otherwise, which the
+        HDF5 library of the netCDF4 wheels does not survive.
+
+        Example::
+
+            >>> report = ndnsci.download(cat.search(model="HadCM3"), "data")
+            >>> esm = cat.to_intake_esm("cmip5", local=report.local)
+            >>> datasets = {key: esm[key].to_dask() for key in esm.keys()}
+
+        Raises:
+            MissingDependencyError: intake-esm (or pandas) is not installed.
+        """
+        return self._run(self._api.to_intake_esm(scheme, local))
+
+
+class AsyncCatalog(_BaseCatalog):
+    """:class:`Catalog` for asyncio code (notebooks, services): the same methods, awaited.
+
+    Example::
+
+        >>> async with ndnsci.AsyncCatalog() as cat:
+        ...     found = await cat.search(model="HadCM3")
+        ...     async for f in found:
+        ...         print(f.name)
+
+    Raises:
+        CatalogUnavailableError: (on the first request) nothing answers at ``url``.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        timeout: float = 30.0,
+        page_size: int = PAGE_SIZE,
+        token: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        client = _httpx()  # first: without httpx, say what to install before anything else
+        super().__init__(url, page_size, token)
+        self._http: httpx.AsyncClient = client.AsyncClient(
+            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
+        )
+
+    async def __aenter__(self) -> AsyncCatalog:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # carrying plans out: Catalog's, awaited -----------------------------------------------------
+
+    async def _arun(self, plan: Plan[T]) -> T:
+        """:meth:`Catalog._run`; the posts of a publish that fails are cancelled."""
+        import httpx
+
+        walk = _Walk(plan)
+        started: list[asyncio.Task[_Reply]] = []
+        try:
+            for step in walk:
+                try:
+                    walk.reply = await self._astep(step, started)
+                except httpx.TransportError as exc:
+                    walk.error = exc
+        finally:
+            for task in started:
+                task.cancel()
+        return walk.result
+
+    async def _astep(self, step: _Step, started: list[asyncio.Task[_Reply]]) -> Any:
+        import asyncio
+
+        if isinstance(step, _Call):
+            return await self._asend(step)
+        if isinstance(step, _Sleep):
+            await asyncio.sleep(step.seconds)
+            return None
+        if isinstance(step, _Next):
+            return await step.run.anext(step.items)  # type: ignore[arg-type]  # publish's
+        if isinstance(step, _Wait):
+            return await step.handle
+        started.append(await self._astart(step.call))
+        return started[-1]
+
+    async def _asend(self, call: _Call[Any]) -> _Reply:
+        response = await self._http.send(call.request(self._http), stream=True)
+        try:
+            if call.lines is None or not response.is_success:
+                await response.aread()
+                return _Reply(response)
+            rows = _Rows(call.lines)
+            async for line in response.aiter_lines():
+                rows.add(line)
+            return _Reply(response, rows.rows)
+        finally:
+            await response.aclose()
+
+    async def _astart(self, call: _Call[Any]) -> asyncio.Task[_Reply]:
+        """:meth:`Catalog._start`, in a task."""
+        import asyncio
+
+        sent = asyncio.Event()
+
+        async def body() -> AsyncIterator[bytes]:
+            for chunk in call.content:  # type: ignore[union-attr]  # a publish batch's chunks
+                yield chunk
+            sent.set()
+
+        task = asyncio.create_task(self._asend(call.sending(body())))
+        waiter = asyncio.create_task(sent.wait())
+        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        return task
+
+    # the API ------------------------------------------------------------------------------------
+
+    async def limits(self) -> dict[str, int]:
+        """:meth:`Catalog.limits`."""
+        return await self._arun(self._api.limits())
+
+    async def search(
+        self,
+        q: str | None = None,
+        *,
+        prefix: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        scheme: FacetValue | None = None,
+        exclude: Mapping[str, FacetValue] | None = None,
+        sort: str | None = None,
+        **facets: FacetValue | None,
+    ) -> AsyncSearchResults:
+        """:meth:`Catalog.search`; the first page is read at once, so ``len()`` works.
+
+        Raises:
+            UnknownFacetError, QueryError, CatalogUnavailableError: as :meth:`Catalog.search`.
+        """
+        query = Query.build(
+            facets, q=q, prefix=prefix, start=start, end=end, scheme=scheme, exclude=exclude,
+            sort=sort,
+        )  # fmt: skip
+        return await self.query(query)
+
+    async def query(self, query: Query | str) -> AsyncSearchResults:
+        """:meth:`Catalog.query`; the first page is read at once."""
+        query = query if isinstance(query, Query) else Query.parse(query)
+        first = await self._arun(self._api.page(query, 0, self.page_size, True))
+        return AsyncSearchResults(self, query, first)
+
+    async def facets(
+        self, *keys: str, limit: int = 100, **filters: FacetValue | None
+    ) -> dict[str, dict[str, int]]:
+        """:meth:`Catalog.facets`."""
+        return await self._arun(self._api.facets(keys, limit, filters))
+
+    async def get(self, name: str) -> FileRecord:
+        """:meth:`Catalog.get`."""
+        return await self._arun(self._api.get(name))
+
+    async def autocomplete(self, prefix: str = "/", limit: int = 50) -> list[Node]:
+        """:meth:`Catalog.autocomplete`."""
+        return await self._arun(self._api.autocomplete(prefix, limit))
+
+    async def browse(self, path: str = "/", limit: int = 100, offset: int = 0) -> list[Node]:
+        """:meth:`Catalog.browse`."""
+        return await self._arun(self._api.browse(path, limit, offset))
+
+    async def stats(self) -> dict[str, Any]:
+        """:meth:`Catalog.stats`."""
+        return await self._arun(self._api.stats())
+
+    async def health(self) -> dict[str, Any]:
+        """:meth:`Catalog.health`."""
+        return await self._arun(self._api.health())
+
+    async def changes(self, since: int = 0, limit: int = 1000) -> Changes:
+        """:meth:`Catalog.changes`."""
+        return await self._arun(self._api.changes(since, limit))
+
+    async def publish(
+        self,
+        records: Iterable[PublishItem] | AsyncIterable[PublishItem],
+        *,
+        replace: bool = False,
+        token: str | None = None,
+        batch: int | None = None,
+        on_batch: Callable[[PublishBatch], None] | None = None,
+    ) -> PublishReport:
+        """:meth:`Catalog.publish` (``records`` may also be an async iterable).
+
+        Raises:
+            CatalogError, CatalogUnavailableError: as :meth:`Catalog.publish`.
+        """
+        plan = self._api.publish(_aiter(records), replace, token or self.token, batch, on_batch)
+        return await self._arun(plan)
+
+    async def manifest(
+        self, what: AsyncSearchResults | Query | str | Iterable[str]
+    ) -> list[ManifestEntry | tuple[str, str]]:
+        """:meth:`Catalog.manifest`."""
+        return await self._arun(self._api.manifest(what))
+
+    async def to_intake_esm(
+        self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
+    ) -> Any:
+        """:meth:`Catalog.to_intake_esm`.
+
+        Raises:
+            MissingDependencyError: intake-esm (or pandas) is not installed.
+        """
+        return await self._arun(self._api.to_intake_esm(scheme, local))
+
+
+async def _aiter(records: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
+    if isinstance(records, AsyncIterable):
+        async for item in records:
+            yield item
+    else:
+        for item in records:
+            yield item
+
+
 # --- result sets ---------------------------------------------------------------------------------
 
 
@@ -887,18 +1312,16 @@ class SearchResults(AbcSequence[File]):
 
     def _load_first(self) -> dict[str, Any]:
         if self._first is None:
-            first = self.catalog._page(self.query, 0, self.catalog.page_size, True)
-            self._pages[0] = [File.from_json(r) for r in first["results"]]
+            page = self.catalog._api.page(self.query, 0, self.catalog.page_size, True)
+            first = self.catalog._run(page)
+            self._pages[0] = _files(first)
             self._first = first
         return self._first
 
     def _page(self, number: int) -> list[File]:
         self._load_first()
-        if number not in self._pages:
-            size = self.catalog.page_size
-            answer = self.catalog._page(self.query, number * size, size, False)
-            self._pages[number] = [File.from_json(r) for r in answer["results"]]
-        return self._pages[number]
+        pages = self.catalog._api.results(self.query, self._pages, number, self.catalog.page_size)
+        return self.catalog._run(pages)
 
     def __len__(self) -> int:
         return int(self._load_first()["total"])
@@ -969,288 +1392,6 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     return columns
 
 
-# --- the asynchronous client ---------------------------------------------------------------------
-
-
-class AsyncCatalog:
-    """:class:`Catalog` for asyncio code (notebooks, services): the same methods, awaited.
-
-    Example::
-
-        >>> async with ndnsci.AsyncCatalog() as cat:
-        ...     found = await cat.search(model="HadCM3")
-        ...     async for f in found:
-        ...         print(f.name)
-
-    Raises:
-        CatalogUnavailableError: (on the first request) nothing answers at ``url``.
-    """
-
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        timeout: float = 30.0,
-        page_size: int = PAGE_SIZE,
-        token: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        client = _httpx()  # first: without httpx, say what to install before anything else
-        self.url, self.page_size = catalog_url(url), _page_size(page_size)
-        self.token = token
-        self._http: httpx.AsyncClient = client.AsyncClient(
-            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
-        )
-        self._limits: dict[str, int] | None = None
-
-    def __repr__(self) -> str:
-        return f"AsyncCatalog({self.url!r})"
-
-    async def __aenter__(self) -> AsyncCatalog:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        """:meth:`Catalog._request` (503s are sent again, see BUSY_RETRIES)."""
-        import asyncio
-
-        import httpx
-
-        for attempt in range(BUSY_RETRIES + 1):
-            try:
-                response = await self._http.request(method, path, **kwargs)
-            except httpx.TransportError as exc:
-                raise _unavailable(exc, self.url) from exc
-            wait = _busy_wait(response)
-            if wait is None or attempt == BUSY_RETRIES:
-                break
-            await asyncio.sleep(wait)
-        return _check(response, self.url)
-
-    async def limits(self) -> dict[str, int]:
-        """:meth:`Catalog.limits`."""
-        if self._limits is None:
-            try:
-                self._limits = dict(await self._request("GET", "limits"))
-            except NotInCatalogError:
-                self._limits = {}
-        return self._limits
-
-    async def search(
-        self,
-        q: str | None = None,
-        *,
-        prefix: str | None = None,
-        start: str | None = None,
-        end: str | None = None,
-        scheme: FacetValue | None = None,
-        exclude: Mapping[str, FacetValue] | None = None,
-        sort: str | None = None,
-        **facets: FacetValue | None,
-    ) -> AsyncSearchResults:
-        """:meth:`Catalog.search`; the first page is read at once, so ``len()`` works.
-
-        Raises:
-            UnknownFacetError, QueryError, CatalogUnavailableError: as :meth:`Catalog.search`.
-        """
-        query = Query.build(
-            facets, q=q, prefix=prefix, start=start, end=end, scheme=scheme, exclude=exclude,
-            sort=sort,
-        )  # fmt: skip
-        return await self.query(query)
-
-    async def query(self, query: Query | str) -> AsyncSearchResults:
-        query = query if isinstance(query, Query) else Query.parse(query)
-        first = await self._page(query, 0, self.page_size, True)
-        return AsyncSearchResults(self, query, first)
-
-    async def _page(self, query: Query, offset: int, limit: int, count_facets: bool) -> Any:
-        params = _page_params(query, offset, limit, count_facets)
-        return await self._request("GET", "search", params=params)
-
-    async def facets(
-        self, *keys: str, limit: int = 100, **filters: FacetValue | None
-    ) -> dict[str, dict[str, int]]:
-        """:meth:`Catalog.facets`."""
-        params: list[tuple[str, Any]] = [*Query.build(filters).params, ("limit", 0)]
-        params.append(("facet_limit", limit))
-        if keys:
-            params.append(("facets", ",".join(keys)))
-        answer = await self._request("GET", "search", params=params)
-        counts: dict[str, dict[str, int]] = answer["facets"]
-        return counts
-
-    async def get(self, name: str) -> FileRecord:
-        """:meth:`Catalog.get`."""
-        return FileRecord.from_json(await self._request("GET", _file_path(name)))
-
-    async def autocomplete(self, prefix: str = "/", limit: int = 50) -> list[Node]:
-        """:meth:`Catalog.autocomplete`."""
-        params = {"prefix": prefix, "limit": limit}
-        answer = await self._request("GET", "autocomplete", params=params)
-        return [Node(**n) for n in answer["completions"]]
-
-    async def browse(self, path: str = "/", limit: int = 100, offset: int = 0) -> list[Node]:
-        """:meth:`Catalog.browse`."""
-        params = {"path": path, "limit": limit, "offset": offset}
-        answer = await self._request("GET", "tree", params=params)
-        return [Node(**n) for n in answer["children"]]
-
-    async def stats(self) -> dict[str, Any]:
-        """:meth:`Catalog.stats`."""
-        answer: dict[str, Any] = await self._request("GET", "stats")
-        return answer
-
-    async def health(self) -> dict[str, Any]:
-        """:meth:`Catalog.health`."""
-        answer: dict[str, Any] = await self._request("GET", "health")
-        return answer
-
-    async def changes(self, since: int = 0, limit: int = 1000) -> Changes:
-        """:meth:`Catalog.changes`."""
-        params = {"since": since, "limit": limit}
-        return Changes.from_json(await self._request("GET", "changes", params=params))
-
-    async def publish(
-        self,
-        records: Iterable[PublishItem] | AsyncIterable[PublishItem],
-        *,
-        replace: bool = False,
-        token: str | None = None,
-        batch: int | None = None,
-        on_batch: Callable[[PublishBatch], None] | None = None,
-    ) -> PublishReport:
-        """:meth:`Catalog.publish` (``records`` may also be an async iterable).
-
-        Raises:
-            CatalogError, CatalogUnavailableError: as :meth:`Catalog.publish`.
-        """
-        headers = _token_headers(token or self.token, self.url)
-        batcher = Batcher(PublishLimits.from_limits(await self.limits()), batch)
-        run = _PublishRun(batcher, on_batch)
-        params = {"replace": "true"} if replace else {}
-        items = _aiter(records)
-        inflight: deque[tuple[Pending, asyncio.Task[Any]]] = deque()
-        try:
-            while True:
-                pending = await run.anext(items)
-                if pending is None:
-                    if not inflight:
-                        break
-                    await self._settle(run, *inflight.popleft())
-                elif pending.items:
-                    inflight.append((pending, await self._post_batch(pending, params, headers)))
-                    if len(inflight) >= PIPELINE:
-                        await self._settle(run, *inflight.popleft())
-                else:
-                    run.finish(pending)
-        finally:
-            for _, task in inflight:
-                task.cancel()
-        return run.report()
-
-    async def _post_batch(self, pending: Pending, params: Any, headers: Any) -> asyncio.Task[Any]:
-        """Post ``pending``; return once its body is sent, so requests arrive in order."""
-        import asyncio
-
-        sent = asyncio.Event()
-
-        async def body() -> AsyncIterator[bytes]:
-            for chunk in pending.chunks():
-                yield chunk
-            sent.set()
-
-        task = asyncio.create_task(
-            self._http.post("publish", content=body(), params=params, headers=headers)
-        )
-        waiter = asyncio.create_task(sent.wait())
-        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        return task
-
-    async def _settle(self, run: _PublishRun, pending: Pending, task: asyncio.Task[Any]) -> None:
-        import asyncio
-
-        import httpx
-
-        try:
-            response = await task
-        except httpx.TransportError as exc:
-            raise run.gone(exc, self.url) from exc
-        answer = _publish_answer(response, pending, run.batcher, self.url)
-        await asyncio.sleep(answer.wait)
-        run.settle(answer, pending)
-
-    async def manifest(
-        self, what: AsyncSearchResults | Query | str | Iterable[str]
-    ) -> list[ManifestEntry | tuple[str, str]]:
-        """:meth:`Catalog.manifest`."""
-        entries: list[ManifestEntry | tuple[str, str]] = []
-        limits = {} if _is_search(what) else await self.limits()
-        for body in _manifest_bodies(what, limits):
-            entries += await self._manifest_piece(body)
-        return entries
-
-    async def _manifest_piece(self, body: Any) -> list[ManifestEntry | tuple[str, str]]:
-        import asyncio
-
-        import httpx
-
-        for attempt in range(BUSY_RETRIES + 1):
-            try:
-                async with self._http.stream("POST", "manifests", json=body) as response:
-                    if not response.is_success:
-                        await response.aread()
-                        wait = _busy_wait(response)
-                        if wait is not None and attempt < BUSY_RETRIES:
-                            await asyncio.sleep(wait)
-                            continue
-                        _check(response, self.url)
-                    entries = []
-                    number = 0
-                    async for line in response.aiter_lines():
-                        number += 1
-                        if line.strip():
-                            entries.append(parse_line(line, number))
-                    return entries
-            except httpx.TransportError as exc:
-                raise _unavailable(exc, self.url) from exc
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    async def to_intake_esm(
-        self, scheme: str | None = "cmip5", *, local: Mapping[str, str] | None = None
-    ) -> Any:
-        """:meth:`Catalog.to_intake_esm`.
-
-        Raises:
-            MissingDependencyError: intake-esm (or pandas) is not installed.
-        """
-        import httpx
-
-        spec = await self._request("GET", "export/intake-esm", params=_scheme_param(scheme))
-        try:
-            response = await self._http.get("export/intake-esm.csv", params=_scheme_param(scheme))
-        except httpx.TransportError as exc:
-            raise _unavailable(exc, self.url) from exc
-        if not response.is_success:
-            _check(response, self.url)
-        return _esm_datastore(spec, response.text, local)
-
-
-async def _aiter(records: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:
-    if isinstance(records, AsyncIterable):
-        async for item in records:
-            yield item
-    else:
-        for item in records:
-            yield item
-
-
 class AsyncSearchResults:
     """The files of an asynchronous search: ``len()``, ``async for``, ``await .all()``."""
 
@@ -1259,7 +1400,7 @@ class AsyncSearchResults:
         self.query = query
         self.total = int(first["total"])
         self.facets: dict[str, dict[str, int]] = first["facets"]
-        self._pages: dict[int, list[File]] = {0: [File.from_json(r) for r in first["results"]]}
+        self._pages: dict[int, list[File]] = {0: _files(first)}
 
     def __len__(self) -> int:
         return self.total
@@ -1268,11 +1409,8 @@ class AsyncSearchResults:
         return f"<AsyncSearchResults {self.total} files for {self.query}>"
 
     async def page(self, number: int) -> list[File]:
-        if number not in self._pages:
-            size = self.catalog.page_size
-            answer = await self.catalog._page(self.query, number * size, size, False)
-            self._pages[number] = [File.from_json(r) for r in answer["results"]]
-        return self._pages[number]
+        pages = self.catalog._api.results(self.query, self._pages, number, self.catalog.page_size)
+        return await self.catalog._arun(pages)
 
     async def __aiter__(self) -> AsyncIterator[File]:
         for number in range(-(-self.total // self.catalog.page_size)):

@@ -36,7 +36,7 @@ NETCDF_SUFFIXES = (".nc", ".nc4")
 
 
 @dataclass(frozen=True, slots=True)
-class Record:
+class DescribedFile:
     """A file that can be published: its translation and what the catalog keeps of it."""
 
     #: the file as found (never published: names say what a file is, not where it lies)
@@ -100,7 +100,7 @@ class Quarantined:
         return failure(self.path, None, self.code, self.message)
 
 
-Described = Record | Quarantined
+Described = DescribedFile | Quarantined
 
 
 def is_netcdf(path: str) -> bool:
@@ -115,7 +115,7 @@ def describe(
     header: bool = True,
     original_path: str | None = None,
 ) -> Described:
-    """One file -> a :class:`Record`, or a :class:`Quarantined` entry (never raises for a
+    """One file -> a :class:`DescribedFile`, or a :class:`Quarantined` entry (never raises for a
     bad file). ``checksum``: compute the SHA-256; ``header``: keep the netCDF header in the
     record (the name is the same either way).
 
@@ -153,7 +153,7 @@ def describe(
             sha256 = sha256_file(path)
         except OSError as exc:
             return Quarantined(path, "cannot-read", f"cannot read the file: {exc.strerror}")
-    return Record(
+    return DescribedFile(
         path=path,
         translation=translation,
         size=info.st_size,

@@ -29,9 +29,9 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
 
 from ndnsci.base import hashes
-from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import (
     DownloadError,
     FetchTimeout,
@@ -53,11 +53,10 @@ from ndnsci.sdk.transports import (
     get_transport,
 )
 
-if TYPE_CHECKING:  # typing is not on a fetch's way to its first byte (ndnsci.base.record)
+if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from concurrent.futures import Future
     from pathlib import Path
-    from typing import IO, Any, Literal, TypeAlias, TypeGuard
 
     from ndnsci.sdk.client import AsyncSearchResults, File
     from ndnsci.sdk.progress import Progress

@@ -20,29 +20,23 @@ report, not a file to fetch.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ndnsci.base.record import TYPE_CHECKING
 from ndnsci.errors import ManifestError, QueryError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import Any
-    from typing import NamedTuple as Fields
-else:  # a NamedTuple to the type checker, without typing at run time (ndnsci.base.record)
-    from ndnsci.base.record import Fields
 
 
 def _is_sha256(text: str) -> bool:
-    """A SHA-256 in lower-case hex, as ``re.fullmatch("[0-9a-f]{64}", text)`` (without re: not
-    on a fetch's way to its first byte)."""
+    """A SHA-256 in lower-case hex, as ``re.fullmatch("[0-9a-f]{64}", text)``."""
     return len(text) == 64 and not text.strip("0123456789abcdef")
 
 
-class ManifestEntry(Fields):
+class ManifestEntry(NamedTuple):
     """One line of a manifest: a file to fetch and where it goes (``path``, relative).
 
-    A NamedTuple, not a dataclass (DEVELOPERS.md "Start-up budget"): ``entry._replace(...)``
-    and ``entry._asdict()``.
+    A NamedTuple: ``entry._replace(...)`` and ``entry._asdict()``.
     """
 
     name: str

@@ -20,16 +20,12 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-
-from ndnsci.base.record import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import IO, Any, Protocol
 
     from ndnsci.sdk.report import Outcome
-else:  # without typing at run time: see ndnsci.base.record
-    from ndnsci.base.record import Protocol
 
 PROGRESS_CHOICES = ("auto", "bars", "text", "none")
 

@@ -13,7 +13,7 @@ memory.
 
 Each item is one record: a JSON line (``str``/``bytes``, e.g. ``ndnsci translate --json``
 output, passed through unparsed), a mapping, or a described file (:class:`Publishable`, such as
-``ndnsci.sdk.describe.Record``). Lines are numbered from 1 in the order given, blank ones
+``ndnsci.sdk.describe.DescribedFile``). Lines are numbered from 1 in the order given, blank ones
 included, so a report's ``line N`` is the line of the input.
 """
 
@@ -27,7 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 
 @runtime_checkable
 class Publishable(Protocol):
-    """A record that knows where it came from (a described file: ``_describe.Record``)."""
+    """A record that knows where it came from (a described file:
+    ``ndnsci.sdk.describe.DescribedFile``)."""
 
     @property
     def source(self) -> str: ...

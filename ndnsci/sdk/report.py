@@ -1,19 +1,20 @@
 """What a fetch reports: each file's :class:`Outcome`, and the :class:`FetchReport` of a run.
 
 A bottom module: the engine (:mod:`ndnsci.sdk.fetch`), the progress displays and the command line
-share these types, and it imports nothing else of ndnsci but the record base.
+share these types, and it imports nothing else of ndnsci.
 """
 
 from __future__ import annotations
 
-from ndnsci.base.record import TYPE_CHECKING, Record
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
 
 
-class Outcome(Record):
+@dataclass
+class Outcome:
     """What happened to one file.
 
     ``status``: ``done`` (fetched and verified), ``skipped`` (complete already), ``failed``
@@ -21,49 +22,31 @@ class Outcome(Record):
     ``verified`` when the bytes on disk matched the publisher's signed SHA-256 or the catalog's,
     ``unavailable`` when neither published one (only the segment digests were checked).
 
-    The engine fills it in as the file goes (a plain class, not a dataclass: DEVELOPERS.md
-    "Start-up budget"); :meth:`to_dict` gives every field.
+    The engine fills it in as the file goes; :meth:`to_dict` gives every field.
     """
 
-    def __init__(  # noqa: PLR0917 - the dataclass's positional order, kept for callers
-        self,
-        name: str,
-        path: str,
-        status: str,
-        error: str | None = None,
-        size: int = 0,
-        seconds: float = 0.0,
-        attempts: int = 0,
-        sha256: str = "",
-        checksum: str = "",
-        signer: str = "",
-        segments: int = 0,
-        retransmissions: int = 0,
-        timeouts: int = 0,
-        nacks: int = 0,
-        rejected: int = 0,
-        congestion_marks: int = 0,
-        resumed_segments: int = 0,
-        warnings: list[str] | None = None,
-    ) -> None:
-        self.name = name
-        self.path = path
-        self.status = status
-        self.error = error
-        self.size = size
-        self.seconds = seconds
-        self.attempts = attempts
-        self.sha256 = sha256
-        self.checksum = checksum
-        self.signer = signer
-        self.segments = segments
-        self.retransmissions = retransmissions
-        self.timeouts = timeouts
-        self.nacks = nacks
-        self.rejected = rejected
-        self.congestion_marks = congestion_marks
-        self.resumed_segments = resumed_segments
-        self.warnings: list[str] = [] if warnings is None else warnings
+    name: str
+    path: str
+    status: str
+    error: str | None = None
+    size: int = 0
+    seconds: float = 0.0
+    attempts: int = 0
+    sha256: str = ""
+    checksum: str = ""
+    signer: str = ""
+    segments: int = 0
+    retransmissions: int = 0
+    timeouts: int = 0
+    nacks: int = 0
+    rejected: int = 0
+    congestion_marks: int = 0
+    resumed_segments: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.warnings is None:  # warnings=None means none, as it always has (typed list[str])
+            self.warnings = []  # type: ignore[unreachable]
 
     @property
     def ok(self) -> bool:
@@ -75,18 +58,16 @@ class Outcome(Record):
 
     def to_dict(self) -> dict[str, Any]:
         """Every field (a copy), and ``mbps``."""
-        return {**vars(self), "warnings": list(self.warnings), "mbps": round(self.mbps, 2)}
+        return {**asdict(self), "mbps": round(self.mbps, 2)}
 
 
-class FetchReport(Record):
+@dataclass
+class FetchReport:
     """Every file's :class:`Outcome`, in the order asked, and the totals."""
 
-    def __init__(
-        self, outcomes: list[Outcome], seconds: float = 0.0, interrupted: bool = False
-    ) -> None:
-        self.outcomes = outcomes
-        self.seconds = seconds
-        self.interrupted = interrupted
+    outcomes: list[Outcome]
+    seconds: float = 0.0
+    interrupted: bool = False
 
     def _with(self, *statuses: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in statuses]

@@ -21,16 +21,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-
-from ndnsci.base.record import TYPE_CHECKING, Record
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
-    from typing import NamedTuple as Fields
-    from typing import Protocol
-else:  # without typing at run time: see ndnsci.base.record
-    from ndnsci.base.record import Fields, Protocol
 
 DEFAULT = "python"
 ENTRY_POINT_GROUP = "ndnsci.transports"
@@ -49,13 +45,7 @@ STALL_SECONDS = 15.0  # no Data at all for this long: give up (every congestion 
 CHECKSUM_WAIT_SECONDS = 30.0  # how long to wait for a producer still hashing the file
 
 
-# The contract's types are records (NamedTuples to the type checker, ndnsci.base.record.Fields
-# at run time) and a plain class: neither dataclasses (~9 ms with inspect) nor typing (with re
-# and enum,
-# ~20 M instructions) is on a fetch's way to its first byte (DEVELOPERS.md "Start-up budget").
-
-
-class FetchOptions(Fields):
+class FetchOptions(NamedTuple):
     """How to fetch: the consumer's knobs. A transport uses those it has and ignores the rest
     (its documentation says which). ``options._replace(window=16)`` changes one."""
 
@@ -78,7 +68,7 @@ class Cancelled(Exception):
     """Raised by a transport once ``job.stop`` is set; ``job.part`` stays resumable."""
 
 
-class Job(Fields):
+class Job(NamedTuple):
     """One file to receive. The engine holds the lock on ``part`` for the whole job."""
 
     name: str  # NDN name URI of the file
@@ -94,39 +84,29 @@ class Job(Fields):
     settled: Callable[[int], None] | None = None
 
 
-class Received(Record):
+@dataclass
+class Received:
     """What a transport reports once ``job.part`` holds the whole file (and nothing more).
 
     A transport fills the counters in as it goes (the consumer's compiled loop too).
     """
 
-    def __init__(  # noqa: PLR0917 - the dataclass's positional order, kept for transports
-        self,
-        size: int,
-        published_sha256: str | None,  # the publisher's signed whole-file SHA-256, hex, or None
-        signer: str,  # "ed25519:<key id>", "digest", "none", or what the transport can tell
-        segments: int = 0,
-        retransmissions: int = 0,
-        timeouts: int = 0,
-        nacks: int = 0,
-        rejected: int = 0,  # segments refused (digest, size)
-        congestion_marks: int = 0,
-        resumed_segments: int = 0,
-        warnings: list[str] | None = None,
-        digests_deferred: bool = False,  # segments' digests left to the whole-file SHA-256
-    ) -> None:
-        self.size = size
-        self.published_sha256 = published_sha256
-        self.signer = signer
-        self.segments = segments
-        self.retransmissions = retransmissions
-        self.timeouts = timeouts
-        self.nacks = nacks
-        self.rejected = rejected
-        self.congestion_marks = congestion_marks
-        self.resumed_segments = resumed_segments
-        self.warnings: list[str] = [] if warnings is None else warnings
-        self.digests_deferred = digests_deferred
+    size: int
+    published_sha256: str | None  # the publisher's signed whole-file SHA-256, hex, or None
+    signer: str  # "ed25519:<key id>", "digest", "none", or what the transport can tell
+    segments: int = 0
+    retransmissions: int = 0
+    timeouts: int = 0
+    nacks: int = 0
+    rejected: int = 0  # segments refused (digest, size)
+    congestion_marks: int = 0
+    resumed_segments: int = 0
+    warnings: list[str] = field(default_factory=list)
+    digests_deferred: bool = False  # segments' digests left to the whole-file SHA-256
+
+    def __post_init__(self) -> None:
+        if self.warnings is None:  # warnings=None means none, as it always has (typed list[str])
+            self.warnings = []  # type: ignore[unreachable]
 
 
 class Transport(Protocol):

@@ -70,7 +70,7 @@ class Testbed:
         self.rundir = Path(tempfile.gettempdir()) / self.id
         self.log = log if log is not None else sys.stderr
         self.python = sys.executable
-        self.record: netns.Record | None = None
+        self.record: netns.BedRecord | None = None
         self.procs: dict[str, Process] = {}
         self.faces: dict[tuple[str, str], int] = {}  # (node, neighbour) -> NDNd face id
         self.ndn_routes: list[tuple[str, str]] = []  # (prefix, node serving it)
@@ -138,7 +138,7 @@ class Testbed:
         started = time.monotonic()
         self._forget_stale_self()
         self.rundir.mkdir(parents=True, exist_ok=True)
-        self.record = netns.Record(
+        self.record = netns.BedRecord(
             id=self.id,
             owner_pid=os.getpid(),
             owner_start=netns.process_start_time(os.getpid()),
@@ -173,7 +173,7 @@ class Testbed:
         """A record under our id can only be from a dead process that had our pid: remove it."""
         path = netns.state_dir() / f"{self.id}.json"
         if path.exists():
-            netns.remove(netns.Record.load(path))
+            netns.remove(netns.BedRecord.load(path))
 
     def _build_network(self) -> None:
         assert self.record is not None

@@ -82,7 +82,7 @@ def alive(pid: int, start_time: int | None) -> bool:
 
 
 @dataclass
-class Record:
+class BedRecord:
     """What one testbed made: kept on disk while it exists."""
 
     id: str
@@ -112,24 +112,24 @@ class Record:
         return alive(self.owner_pid, self.owner_start)
 
     @classmethod
-    def load(cls, path: Path) -> Record:
+    def load(cls, path: Path) -> BedRecord:
         try:
             return cls(**json.loads(path.read_text()))
         except (OSError, ValueError, TypeError) as exc:
             raise TestbedError(f"unreadable testbed record {path}: {exc}") from exc
 
 
-def records() -> list[Record]:
+def records() -> list[BedRecord]:
     folder = state_dir()
     if not folder.is_dir():
         return []
-    return [Record.load(p) for p in sorted(folder.glob(f"{ID_PREFIX}*.json"))]
+    return [BedRecord.load(p) for p in sorted(folder.glob(f"{ID_PREFIX}*.json"))]
 
 
 # --- building --------------------------------------------------------------------------------
 
 
-def add_namespace(record: Record, name: str) -> None:
+def add_namespace(record: BedRecord, name: str) -> None:
     """Create namespace ``name`` (recorded first, so a failure half-way is cleaned up too)."""
     if not name.startswith(record.id + "-"):
         raise TestbedError(f"namespace {name} is not named after testbed {record.id}")
@@ -262,7 +262,7 @@ def kill_all_in(names: list[str], grace: float = 5.0) -> None:
             time.sleep(0.05)
 
 
-def remove(record: Record) -> list[str]:
+def remove(record: BedRecord) -> list[str]:
     """Remove a testbed's processes, namespaces (their veths go with them) and files.
 
     Returns the namespaces removed. Touches only what the record lists.
@@ -283,7 +283,7 @@ def remove(record: Record) -> list[str]:
     return removed
 
 
-def take_down(record: Record, wait: float = 60.0) -> list[str]:
+def take_down(record: BedRecord, wait: float = 60.0) -> list[str]:
     """Stop a testbed: ask its live builder to stop (it cleans up), then remove what is left."""
     if record.owner_alive and record.owner_pid != os.getpid():
         with contextlib.suppress(ProcessLookupError):

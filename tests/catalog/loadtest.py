@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import random
@@ -112,15 +111,18 @@ class Server:
         self.base = self.url + "/api/v1"
 
     def wait(self, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        # imported here: the hammer runs this file as a script, with neither on its path
+        try:
+            from support import wait_for  # under pytest: tests/ is on the path
+        except ModuleNotFoundError:
+            from tests.support import wait_for  # bench/ imports tests.catalog.loadtest
+
+        def answering() -> bool:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the catalog exited:\n{self.log.read_text()[-3000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.base + "/health", timeout=1).status_code == 200:
-                    return
-            time.sleep(0.1)
-        raise RuntimeError(f"the catalog did not answer within {timeout} s")
+            return httpx.get(self.base + "/health", timeout=1).status_code == 200
+
+        wait_for(answering, timeout, "the catalog to answer /health", ignoring=httpx.HTTPError)
 
     def terminate(self, timeout: float = 30) -> float:
         """SIGTERM; the seconds until the process exited (killed after ``timeout``)."""

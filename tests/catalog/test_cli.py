@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy.orm import Session
-from support import CLI, child_processes
+from support import CLI, child_processes, wait_for
 
 from ndnsci.base.processes import free_port
 from ndnsci.cli import main
@@ -216,24 +216,30 @@ def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db
         stderr=subprocess.DEVNULL,
     )
     engine = make_engine(fresh_db_url)
-    deadline = time.monotonic() + 120
-    while process.poll() is None and time.monotonic() < deadline:  # kill after the first batch
+
+    def first_batch_or_exit() -> object:
         with engine.connect() as conn:
-            if conn.exec_driver_sql("SELECT files FROM catalog_state").scalar():
-                break
-        time.sleep(0.02)
-    engine.dispose()
-    workers = child_processes(process.pid)  # preparing the next batches (catalog/loader.py)
+            files = conn.exec_driver_sql("SELECT files FROM catalog_state").scalar()
+        return files or process.poll() is not None
+
+    try:  # kill after the first batch
+        wait_for(first_batch_or_exit, 120, "the first batch published", every=0.02)
+        workers = child_processes(process.pid)  # preparing the next batches (catalog/loader.py)
+    finally:
+        engine.dispose()
+        process.send_signal(signal.SIGKILL)
+        process.wait()
     assert workers or not Path("/proc/self/task").exists()
-    process.send_signal(signal.SIGKILL)
-    process.wait()
     published = check_db()
     assert published % RECORDS_BATCH == 0  # whole batches only
     assert 0 < published < 150_000, "the load finished before the kill; make the file bigger"
-    deadline = time.monotonic() + 30  # the workers notice and leave
-    while (alive := [pid for pid in workers if _running(pid)]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive, f"preparing processes {alive} outlived their publisher"
+    wait_for(  # the workers notice and leave
+        lambda: not any(_running(pid) for pid in workers),
+        30,
+        "the preparing processes to leave after their publisher",
+        every=0.05,
+        detail=lambda: f": {[pid for pid in workers if _running(pid)]} still running",
+    )
 
 
 def _running(pid: int) -> bool:
@@ -286,13 +292,12 @@ def test_records_published_through_a_catalog_server(fresh_db_url, capsys, tmp_pa
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/api/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        wait_for(
+            lambda: httpx.get(url + "/api/v1/health", timeout=1).status_code == 200,
+            60,
+            "the catalog server's health",
+            ignoring=httpx.TransportError,
+        )
         code = main(["publish", "--records", str(lines), "--catalog", url, "--token", token])
         err = capsys.readouterr().err
         assert code == 1 and "line 2" in err and "2 published" in err

@@ -18,13 +18,13 @@ import pytest
 
 from ndnsci_catalog import fulltext, ingest
 from ndnsci_catalog._prepare import document as compiled
-from ndnsci_catalog.records import Record, parse_record
+from ndnsci_catalog.records import PublishRecord, parse_record
 
 from .corpus import all_records, many_records
 
 
 def python(name: str, facets: dict[str, str | None], original: str | None, path: str | None):
-    components = Record(
+    components = PublishRecord(
         name, "x", None, "", None, {}, [], None, None, None, None, None, None, None
     ).components
     return fulltext.document(components, facets, None, original, path)
@@ -98,7 +98,7 @@ def test_a_document_keeps_its_first_tokens():
 )
 def test_what_the_compiled_builder_declines_goes_to_python(name, facets, original, path):
     assert compiled(name, facets, original, path) is None
-    r = Record(name, "x", None, original or "", path, facets, [], None, *[None] * 6)
+    r = PublishRecord(name, "x", None, original or "", path, facets, [], None, *[None] * 6)
     assert ingest._document(r) == python(name, facets, original, path)
 
 
@@ -118,8 +118,10 @@ def test_a_record_with_metadata_is_made_by_python(monkeypatch):
         return compiled(*args)
 
     monkeypatch.setattr(ingest, "_compiled_document", spy)
-    plain = Record("/A/b.nc", "x", None, "b.nc", None, {}, [], None, *[None] * 6)
-    rich = Record("/A/c.nc", "x", None, "c.nc", None, {}, [], {"title": "Surface Air"}, *[None] * 6)
+    plain = PublishRecord("/A/b.nc", "x", None, "b.nc", None, {}, [], None, *[None] * 6)
+    rich = PublishRecord(
+        "/A/c.nc", "x", None, "c.nc", None, {}, [], {"title": "Surface Air"}, *[None] * 6
+    )
     assert ingest._document(plain) == "a b nc"
     assert ingest._document(rich) == "a c nc surface air"
     assert calls == ["/A/b.nc"]

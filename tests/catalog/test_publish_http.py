@@ -16,13 +16,12 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from support import child_processes, free_port
+from support import child_processes, free_port, wait_for
 
 from ndnsci.cli import main
 from ndnsci.sdk.client import AsyncCatalog, Catalog
@@ -45,14 +44,12 @@ class Server:
             [str(NDNSCI), "catalog", "serve", "--db", db_url, "--port", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
         )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/api/v1/health", timeout=1).is_success:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise RuntimeError("the catalog server did not start")
+        wait_for(
+            lambda: httpx.get(self.url + "/api/v1/health", timeout=1).is_success,
+            60,
+            "the catalog server to start",
+            ignoring=httpx.TransportError,
+        )
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -302,9 +299,11 @@ def test_a_file_whose_name_another_site_holds_is_quarantined_every_run(
     fresh_db_url, tmp_path, state_home, capsys
 ):
     """Files into a database: the held one is reported, and not remembered as published."""
-    from ndnsci.sdk.describe import Record, describe_all, found
+    from ndnsci.sdk.describe import DescribedFile, describe_all, found
 
-    named = [d for d in describe_all(found([str(DATA)]), checksum=False) if isinstance(d, Record)]
+    named = [
+        d for d in describe_all(found([str(DATA)]), checksum=False) if isinstance(d, DescribedFile)
+    ]
     held_by_another_site(fresh_db_url, [named[0].name])
     for _ in range(2):
         assert main(["publish", str(DATA), "--db", fresh_db_url, "--jobs", "1"]) == 1
@@ -378,9 +377,9 @@ def test_a_catalog_killed_during_a_publish_is_a_clear_error_and_keeps_what_was_p
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 120
-        while files_in(fresh_db_url) < 10 * LIMIT and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(
+            lambda: files_in(fresh_db_url) >= 10 * LIMIT, 120, "10 batches published", every=0.05
+        )
         server.kill()
         _, err = publisher.communicate(timeout=120)
     finally:

@@ -6,9 +6,8 @@ import hashlib
 import json
 import signal
 import subprocess
-import time
 
-from support import CLI, run_cli
+from support import CLI, run_cli, wait_for
 
 import ndnsci
 from ndnsci.base.processes import free_port
@@ -69,9 +68,7 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_continues(stack, tmp_path):
     args = [*CLI, "fetch", "--query", "scheme=cms", "-o", str(tmp_path)]
     slow = ["--window", "1", "--cc", "fixed", "--parallel", "1"]
     proc = subprocess.Popen([*args, *slow], stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not list(tmp_path.rglob("*.part")) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: list(tmp_path.rglob("*.part")), 30, "a file under way", every=0.01)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

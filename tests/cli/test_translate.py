@@ -125,14 +125,20 @@ def test_stdin_answers_each_line_before_the_input_ends():
 
 
 @pytest.mark.parametrize(
-    "raw", [b"\xff\xfe/store/x\x00.root\n", b"\r\n\r\n", b"a" * 100000 + b"\n"]
+    ("raw", "refused"),
+    [
+        (b"\xff\xfe/store/x\x00.root\n", ["control-character"]),  # the NUL (the rest: a prefix)
+        (b"\r\n\r\n", []),  # blank lines are no inputs
+        (b"a" * 100000 + b"\n", ["unknown-scheme"]),
+    ],
 )
-def test_hostile_input_bytes_never_crash(raw):
+def test_hostile_input_bytes_never_crash(raw, refused):
     proc = run_cli("translate", "--stdin", "--json", input=raw)
-    assert proc.returncode in (0, 1), proc.stderr
-    assert b"Traceback" not in proc.stderr
-    for line in proc.stdout.splitlines():
-        assert list(json.loads(line)) == KEYS
+    assert proc.returncode == (1 if refused else 0), proc.stderr
+    assert proc.stderr == b""
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert all(list(record) == KEYS for record in records)
+    assert [(r["ok"], r["error"]["code"]) for r in records] == [(False, c) for c in refused]
 
 
 def test_metadata_fills_and_checks_components_from_real_files(capsys):

@@ -7,11 +7,10 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
-from support import CLI
+from support import CLI, wait_for
 
 from ndnsci.base.processes import free_port
 from ndnsci.ndn import forwarder
@@ -51,12 +50,12 @@ def test_runs_until_sigterm_and_its_fetch_command_works(fw, sample_dir, tmp_path
     )  # fmt: skip
     assert proc.stdout is not None
     lines = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        lines.append(line)
-        if "Press Ctrl-C" in line or not line:
-            break
+
+    def banner_or_exit() -> bool:  # each call reads one line (blocking)
+        lines.append(proc.stdout.readline())
+        return "Press Ctrl-C" in lines[-1] or not lines[-1]
+
+    wait_for(banner_or_exit, 60, "the banner", every=0, detail=lambda: ": " + "".join(lines))
     banner = "".join(lines)
     assert "Press Ctrl-C" in banner, banner + proc.stderr.read()
     assert httpx.get(f"http://127.0.0.1:{port}/api/v1/health").is_success
@@ -126,8 +125,8 @@ def _until_up_or_exit(proc: subprocess.Popen[str], timeout: float = 120) -> tupl
     """(True, banner) once it says it is up; (False, stderr) when it exits first."""
     assert proc.stdout is not None and proc.stderr is not None
     lines = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def said() -> tuple[bool, str] | None:  # each call reads one line (blocking)
         line = proc.stdout.readline()
         if not line:  # exited
             proc.wait(30)
@@ -135,7 +134,15 @@ def _until_up_or_exit(proc: subprocess.Popen[str], timeout: float = 120) -> tupl
         lines.append(line)
         if "Press Ctrl-C" in line:
             return "ndnsci is up" in "".join(lines), "".join(lines)
-    raise AssertionError(f"neither up nor exited within {timeout} s: {''.join(lines)}")
+        return None
+
+    return wait_for(
+        said,
+        timeout,
+        "ndnsci up to say it is up or to exit",
+        every=0,
+        detail=lambda: ": " + "".join(lines),
+    )
 
 
 def test_a_stack_takes_only_its_own_catalog_for_ready(stack):

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import free_port, run_cli
+from support import free_port, run_cli, wait_for
 
-from .sites import records, wait_for
+from .sites import records
 
 
 def test_name_a_site_trust_another_and_refuse_bad_input(tmp_path: Path) -> None:

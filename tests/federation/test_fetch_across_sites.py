@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support import wait_for
 
 from ndnsci.errors import TransportError
 from ndnsci.ndn import control, forwarder, name
 from ndnsci.ndn.transport import Face
 from ndnsci.sdk.sample import make_sample
 
-from .sites import Site, link_all, wait_for
+from .sites import Site, link_all
 
 KEEP = {"a": ("cmip5/output1/MOHC", "store"), "b": ("cmip5/output1/MIROC",)}
 

@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 import pytest
 from sqlalchemy import func, select, text
+from support import wait_for
 
 from ndnsci_catalog.federation.service import Federation, Options
 from ndnsci_catalog.models import ChangeBatch
 
-from .sites import Site, environment, records, wait_for
+from .sites import Site, environment, records
 
 
 def test_a_catalog_briefly_unreadable_is_logged_and_the_daemon_goes_on(

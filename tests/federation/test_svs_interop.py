@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import wait_for
 
 from ndnsci.ndn import keys, name
 from ndnsci_catalog.federation import svs
 
 from .conftest import REPO
-from .sites import Site, environment, wait_for
+from .sites import Site, environment
 
 GROUP = "/ndn/svs"  # the example's group, fixed in its code
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import update
+from support import wait_for
 
 from ndnsci.ndn import keys, name
 from ndnsci.ndn.forwarder import binary
@@ -24,7 +25,7 @@ from ndnsci_catalog.federation.serve import BatchProducer
 from ndnsci_catalog.ingest import retract
 from ndnsci_catalog.models import ChangeBatch, table
 
-from .sites import Site, link_all, records, wait_for
+from .sites import Site, link_all, records
 
 #: small batches, so that a sync of a few thousand records takes several
 BATCH = 500

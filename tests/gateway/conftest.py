@@ -10,14 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import uvicorn
-from support import Forwarder, Serve, free_port
+from support import Forwarder, Serve, free_port, wait_for
 
 from ndnsci_catalog.config import Settings
 from ndnsci_catalog.database import make_engine, make_sessionmaker
@@ -58,11 +57,13 @@ class Server:
 
     def __enter__(self) -> Server:
         self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
+
+        def started() -> bool:
+            if not self.server.started and not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start: its thread ended")
+            return self.server.started
+
+        wait_for(started, 20, "uvicorn to start", every=0.02)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from pyesgf.search import SearchConnection
-from support import free_port
+from support import free_port, wait_for
 
 MODEL = "HadCM3"
 
@@ -265,14 +264,13 @@ def test_ndnsci_gateway_serves_the_files_of_a_catalog_elsewhere(stack, sample_di
     )  # fmt: skip
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(base + "/data/x/y", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and proc.poll() is None, "no gateway"
-                time.sleep(0.2)
+
+        def answering() -> bool:
+            assert proc.poll() is None, "the gateway exited"
+            httpx.get(base + "/data/x/y", timeout=2)
+            return True
+
+        wait_for(answering, 30, "the gateway", every=0.2, ignoring=httpx.TransportError)
         name, path = _sample_file(stack, sample_dir, model=MODEL, variable="psl")
         response = httpx.get(base + "/data" + name, headers={"Range": "bytes=100-"}, timeout=30)
         assert response.status_code == 206 and response.content == path.read_bytes()[100:]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import Serve
+from support import Serve, wait_for
 
 from .conftest import SIZES, Server, Site, catalog_of, gateway_app, record
 
@@ -217,13 +217,16 @@ def test_threads_end_with_their_requests(site: Site):
     for _ in range(3):
         with httpx.stream("GET", site.data("big.bin"), timeout=30) as response:
             next(response.iter_bytes(1 << 16))  # then hang up
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        alive = [t for t in threading.enumerate() if t.name == "ndnsci-gateway-stream"]
-        if len(alive) <= len(before):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{len(alive)} stream threads still running after their clients left")
+
+    def streams() -> int:
+        return sum(1 for t in threading.enumerate() if t.name == "ndnsci-gateway-stream")
+
+    wait_for(
+        lambda: streams() <= len(before),
+        20,
+        "the stream threads to end after their clients left",
+        detail=lambda: f": {streams()} still running",
+    )
 
 
 def test_a_file_published_again_is_fetched_in_its_new_version(site: Site):

@@ -10,13 +10,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from native_support import PlaneFixture, hugepages_total
-from support import CLI, Forwarder
+from support import CLI, Forwarder, wait_for
 from test_native_plane import FileServer, random_file, receive, sha256, unique
 
 from ndnsci.base.processes import die_with_parent
@@ -24,16 +24,6 @@ from ndnsci.errors import FetchTimeout, NativePlaneError, TransportError
 from ndnsci.native import fetcher
 from ndnsci.native.fetcher import NdnDpdkTransport
 from ndnsci.native.plane import Plane, _alive, tail
-
-
-def wait_for(
-    condition: object, timeout: float, what: str, detail: Callable[[], str] | None = None
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}" + (detail() if detail else ""))
-        time.sleep(0.1)
 
 
 def logs(server: FileServer, plane: PlaneFixture) -> str:
@@ -102,7 +92,7 @@ def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_complete
             lambda: plane.plane.load().pids.get("fileserver") not in (None, first_pid),  # type: ignore[union-attr]
             60,
             "ndnsci serve to start the file server again",
-            lambda: logs(server, plane),
+            detail=lambda: logs(server, plane),
         )
         fetch.join(600)
         assert fetch.error is None, fetch.error
@@ -130,7 +120,12 @@ def test_the_forwarder_outlives_a_memif_peer_that_dies_under_a_burst(
         forwarder = state.pids["forwarder"]
         peers = [state.pids["fileserver"], state.pids["fetcher"]]
         fetch = Background(NdnDpdkTransport(plane.plane), f"{prefix}/big.bin", tmp_path / "p")
-        wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive", lambda: logs(server, plane))
+        wait_for(
+            lambda: fetch.done > 8_000_000,
+            120,
+            "8 MB to arrive",
+            detail=lambda: logs(server, plane),
+        )
         said = tmp_path / "gdb.out"
         with said.open("w") as out:
             gdb = subprocess.Popen(
@@ -164,7 +159,7 @@ def test_the_forwarder_outlives_a_memif_peer_that_dies_under_a_burst(
             lambda: plane.plane.load().pids.get("fileserver") not in (None, peers[0]),  # type: ignore[union-attr]
             60,
             "ndnsci serve to start the file server again",
-            lambda: logs(server, plane),
+            detail=lambda: logs(server, plane),
         )
         out = tmp_path / "out"
         done = subprocess.run(
@@ -213,7 +208,7 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
                 lambda: serving("a", "b"),
                 60,
                 "both trees on the file server",
-                lambda: logs(first, plane),
+                detail=lambda: logs(first, plane),
             )
             assert served("a") and served("b")
             # a prefix served from another folder is refused, saying by whom
@@ -238,7 +233,10 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
         finally:
             second.__exit__()
         wait_for(
-            lambda: serving("a"), 60, "the tree left to be served alone", lambda: logs(first, plane)
+            lambda: serving("a"),
+            60,
+            "the tree left to be served alone",
+            detail=lambda: logs(first, plane),
         )
         assert served("a")
         # killed (SIGKILL), a serve leaves its entry behind; the file server it started dies
@@ -248,14 +246,14 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
                 lambda: serving("a", "c"),
                 60,
                 "both trees on the file server",
-                lambda: logs(first, plane),
+                detail=lambda: logs(first, plane),
             )
             third.serve.kill()
             wait_for(
                 lambda: serving("a"),
                 60,
                 "the file server started again without the dead serve",
-                lambda: logs(first, plane),
+                detail=lambda: logs(first, plane),
             )
             assert served("a")
             state = plane.plane.load()
@@ -317,10 +315,12 @@ def test_forwarder_restart(
             state = plane.plane.load()
             return state is not None and state.ndnd_routes == [prefix]
 
-        try:
-            wait_for(serving, 120, "ndnsci serve to start its file server again")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; ndnsci serve said:\n{''.join(server.serve.log)}") from exc
+        wait_for(
+            serving,
+            120,
+            "ndnsci serve to start its file server again",
+            detail=lambda: f"; ndnsci serve said:\n{''.join(server.serve.log)}",
+        )
         got = receive(transport, f"{prefix}/f.bin", tmp_path / "b.part")
     assert sha256(tmp_path / "b.part") == sha256(original)
     assert got.size == original.stat().st_size

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from native_support import PlaneFixture
+from support import wait_for
 from test_native_plane import FileServer, random_file, sha256, unique
 
 from ndnsci.errors import FetchError, FetchTimeout, NotFoundError, TransportError
@@ -161,10 +162,14 @@ def test_ndnc_engine_times_out_when_the_file_server_dies_mid_transfer(
     try:
         thread = threading.Thread(target=fetch, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 120
-        while not (part.exists() and part.stat().st_blocks * 512 > 4_000_000):
-            assert time.monotonic() < deadline and thread.is_alive(), "no bytes arrived"
-            time.sleep(0.05)
+
+        def arrived() -> bool:
+            if part.exists() and part.stat().st_blocks * 512 > 4_000_000:
+                return True
+            assert thread.is_alive(), f"the fetch ended before 4 MB arrived: {outcome}"
+            return False
+
+        wait_for(arrived, 120, "4 MB to arrive", every=0.05)
         server.serve.kill()  # ndnsci serve, and with it its file server
         thread.join(120)
     finally:

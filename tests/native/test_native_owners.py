@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from support import wait_for
 
 from ndnsci.errors import NativePlaneError
 from ndnsci.native.plane import State, _check_mounts, _live_owners, _union
@@ -50,8 +50,9 @@ def test_dead_and_zombie_owners_are_dropped() -> None:
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])
     try:
         stat = Path(f"/proc/{zombie.pid}/stat")
-        while stat.read_text().split(")")[-1].split()[0] != "Z":
-            time.sleep(0.01)
+        wait_for(
+            lambda: stat.read_text().split(")")[-1].split()[0] == "Z", 30, "a zombie", every=0.01
+        )
         state = State(
             fileserver_owners={
                 str(os.getpid()): [mount("/a", "/srv/a")],

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from native_support import PlaneFixture, unavailable
-from support import Serve, free_port, run_cli
+from support import Serve, free_port, run_cli, wait_for
 from test_native_plane import FileServer, random_file, sha256
 
 from ndnsci.native import gql, install
@@ -203,9 +203,12 @@ def test_a_name_no_producer_serves_is_a_clean_xrootd_error(
 
 def test_writing_is_refused(server: State, tmp_path: Path) -> None:
     src = random_file(tmp_path / "up.root", 1000)
-    done = xrd("xrdcp", "--nopbar", str(src), url(server, f"{lfn_dir('up')}/up.root"))
-    assert done.returncode != 0
-    assert "[3" in done.stderr, done.stderr  # an XRootD error, not a hang or a crash
+    lfn = f"{lfn_dir('up')}/up.root"
+    done = xrd("xrdcp", "--nopbar", str(src), url(server, lfn))
+    # XRootD creates nothing (the plugin: -ENOTSUP) and opens for writing: the plugin's -EROFS
+    assert done.returncode == 54, done.stderr  # xrdcp: the server answered with an error
+    refused = f"[3025] Unable to open {lfn}; read-only file system"  # kXR_fsReadOnly
+    assert f"[ERROR] Server responded with an error: {refused}" in done.stderr, done.stderr
 
 
 # --- concurrency and faults ---------------------------------------------------------------
@@ -264,10 +267,14 @@ def _killed_and_restarted(
     )
     try:
         # wait for the copy to be under way (bytes written), then kill the producer
-        deadline = time.monotonic() + 60
-        while not (out.exists() and out.stat().st_size > 0) and time.monotonic() < deadline:
+
+        def under_way() -> bool:
+            if out.exists() and out.stat().st_size > 0:
+                return True
             assert copy.poll() is None, copy.communicate()[1]
-            time.sleep(0.02)
+            return False
+
+        wait_for(under_way, 60, "the copy's first bytes", every=0.02)
         first.serve.kill()  # SIGKILL: its file server dies with it
         assert copy.poll() is None, "the copy ended before the producer was killed"
         time.sleep(1)

@@ -8,8 +8,9 @@ import socket
 import struct
 import termios
 import threading
-import time
 from pathlib import Path
+
+from support import wait_for
 
 from ndnsci.ndn import tlv
 from ndnsci.ndn.transport import FIRST_RECV_BUFFER, RECV_BUFFER, Face
@@ -42,9 +43,12 @@ def test_the_receive_buffer_grows_when_a_read_fills_it_and_keeps_every_packet(
         sizes = []
         with Face(f"unix://{path}") as face:
             assert len(face.buf) == FIRST_RECV_BUFFER
-            deadline = time.monotonic() + 10
-            while queued(face.sock) < FIRST_RECV_BUFFER and time.monotonic() < deadline:
-                time.sleep(0.01)  # the forwarder is ahead: more than the buffer is waiting
+            wait_for(  # the forwarder is ahead: more than the buffer is waiting
+                lambda: queued(face.sock) >= FIRST_RECV_BUFFER,
+                10,
+                "a first buffer's worth queued on the socket",
+                every=0.01,
+            )
             while len(received) < len(packets):
                 assert face.fill(5.0), "the sender stopped early"
                 sizes.append(len(face.buf))

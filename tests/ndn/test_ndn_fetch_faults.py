@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import CLI, Serve, in_mount_namespace, run_cli
+from support import CLI, Serve, in_mount_namespace, run_cli, wait_for
 
 from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.ndn.producer import METADATA_FRESHNESS_MS
@@ -49,9 +49,7 @@ def test_two_fetches_at_once_never_mix_and_both_verify_the_bytes_on_disk(serve, 
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     for _ in range(3):
         first = subprocess.Popen(command, **pipes)
-        deadline = time.monotonic() + 60
-        while not (part.exists() and part.stat().st_size) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: part.exists() and part.stat().st_size, 60, "the first's bytes", every=0.01)
         # the first is writing: hold it there until the second has come for the same file
         # (the race of issue 14 B, made certain whatever the machine's load)
         first.send_signal(signal.SIGSTOP)
@@ -127,9 +125,7 @@ def test_ctrl_c_on_a_name_stops_at_once_and_resume_continues(serve, tmp_path):
         [*CLI, "fetch", name, "-o", str(tmp_path), *slow], stderr=subprocess.PIPE, text=True
     )
     part = tmp_path / "f.bin.part"
-    deadline = time.monotonic() + 60
-    while not (part.exists() and part.stat().st_size > 0) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: part.exists() and part.stat().st_size > 0, 60, "the first bytes", every=0.01)
     interrupted = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)

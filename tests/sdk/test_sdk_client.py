@@ -140,7 +140,27 @@ def test_many_names_go_in_pieces_the_catalog_takes(stack, tmp_path):
     assert entries[-1] == ("/CMIP5/nope/x.nc", "not found")
 
 
-def test_a_busy_catalog_is_asked_again_after_its_retry_after():
+def _on_mock(shell, handler, method, *args, token=None, **kwargs):
+    """``Catalog.method(*args, **kwargs)`` (``shell="sync"``) or ``AsyncCatalog``'s, awaited,
+    against ``handler`` (an ``httpx.MockTransport``'s)."""
+    import httpx
+
+    transport = httpx.MockTransport(handler)
+    if shell == "sync":
+        with ndnsci.Catalog("http://catalog.test", token=token, transport=transport) as cat:
+            return getattr(cat, method)(*args, **kwargs)
+
+    async def main():
+        async with ndnsci.AsyncCatalog(
+            "http://catalog.test", token=token, transport=transport
+        ) as cat:
+            return await getattr(cat, method)(*args, **kwargs)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_a_busy_catalog_is_asked_again_after_its_retry_after(shell):
     import httpx
 
     asked = []
@@ -151,21 +171,48 @@ def test_a_busy_catalog_is_asked_again_after_its_retry_after():
             return httpx.Response(503, headers={"Retry-After": "0.2"}, json={"detail": "busy"})
         return httpx.Response(200, json={"status": "ok"})
 
-    with ndnsci.Catalog("http://catalog.test", transport=httpx.MockTransport(busy_twice)) as cat:
-        assert cat.health() == {"status": "ok"}
+    assert _on_mock(shell, busy_twice, "health") == {"status": "ok"}
     assert len(asked) == 3 and asked[2] - asked[0] >= 0.4
 
     def always_busy(request: httpx.Request) -> httpx.Response:
         return httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "too busy"})
 
-    with (
-        ndnsci.Catalog("http://catalog.test", transport=httpx.MockTransport(always_busy)) as cat,
-        pytest.raises(CatalogError, match="answered 503: too busy"),
-    ):
-        cat.health()
+    with pytest.raises(CatalogError, match="answered 503: too busy"):
+        _on_mock(shell, always_busy, "health")
 
 
-def test_a_publish_refused_as_too_busy_is_sent_again_after_retry_after():
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_a_busy_catalog_is_asked_again_for_a_manifest_and_an_export(shell):
+    """The streamed answer (a manifest's lines) and the text one (the intake-esm CSV) are
+    sent again alike; a refusal is the catalog's error, not a line."""
+    import httpx
+
+    asked: list[str] = []
+    lines = b'{"name": "/CMIP5/a/x.nc", "size": 3}\n\n{"name": "/CMIP5/a/y.nc", "error": "gone"}\n'
+
+    def busy_once(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if request.url.path.endswith("/limits"):
+            return httpx.Response(200, json={"max_manifest_names": 10})
+        if asked.count(request.url.path) == 1:
+            return httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "busy"})
+        if request.url.path.endswith(".csv"):
+            return httpx.Response(200, text="name,path\n")
+        return httpx.Response(200, content=lines)
+
+    entries = _on_mock(shell, busy_once, "manifest", ["/CMIP5/a/x.nc", "/CMIP5/a/y.nc"])
+    assert [getattr(e, "name", e) for e in entries] == ["/CMIP5/a/x.nc", ("/CMIP5/a/y.nc", "gone")]
+    assert asked == ["/api/v1/limits", "/api/v1/manifests", "/api/v1/manifests"]
+
+    def refused(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(422, json={"detail": "bad search"})
+
+    with pytest.raises(QueryError, match="bad search"):
+        _on_mock(shell, refused, "manifest", "model=HadCM3")
+
+
+@pytest.mark.parametrize("shell", ["sync", "async"])
+def test_a_publish_refused_as_too_busy_is_sent_again_after_retry_after(shell):
     """The write lane is full (503): the same batch again after the wait, then published;
     a catalog busy for good is an error naming the 503, with nothing counted as published."""
     import json
@@ -184,10 +231,7 @@ def test_a_publish_refused_as_too_busy_is_sent_again_after_retry_after():
         return httpx.Response(200, json=answer)
 
     lines = [json.dumps({"name": f"/CMIP5/a/{i}.nc", "scheme": "cmip5"}) for i in range(2)]
-    with ndnsci.Catalog(
-        "http://catalog.test", token="t", transport=httpx.MockTransport(busy_once)
-    ) as cat:
-        report = cat.publish(lines)
+    report = _on_mock(shell, busy_once, "publish", lines, token="t")
     assert (report.inserted, report.requests, report.refused) == (2, 1, [])
     assert len(posted) == 2 and posted[0][1] == posted[1][1]
     assert posted[1][0] - posted[0][0] >= 0.3
@@ -197,13 +241,32 @@ def test_a_publish_refused_as_too_busy_is_sent_again_after_retry_after():
             return httpx.Response(404, json={"detail": "no such route"})
         return httpx.Response(503, headers={"Retry-After": "0"}, json={"detail": "too busy"})
 
-    with (
-        ndnsci.Catalog(
-            "http://catalog.test", token="t", transport=httpx.MockTransport(always_busy)
-        ) as cat,
-        pytest.raises(CatalogError, match="answered 503: too busy"),
-    ):
-        cat.publish(lines)
+    with pytest.raises(CatalogError, match="answered 503: too busy"):
+        _on_mock(shell, always_busy, "publish", lines, token="t")
+
+
+def test_the_core_builds_requests_and_reads_answers_without_io():
+    """Both clients carry out the same plans (ndnsci.sdk.client._Api): a request as values,
+    a wait the catalog asks for, the answer read; here with no client and no network."""
+    import httpx
+
+    from ndnsci.sdk.client import _Api, _Reply, _Sleep
+
+    plan = _Api("http://catalog.test").get("/CMIP5/a b.nc")
+    call = next(plan)
+    assert (call.method, call.path, call.params) == ("GET", "files/CMIP5/a%20b.nc", None)
+    busy = httpx.Response(503, headers={"Retry-After": "2"}, json={"detail": "busy"})
+    assert plan.send(_Reply(busy)) == _Sleep(2.0)
+    assert plan.send(None) == call
+    found = httpx.Response(200, json={"name": "/CMIP5/a b.nc", "scheme": "cmip5"})
+    with pytest.raises(StopIteration) as done:
+        plan.send(_Reply(found))
+    assert done.value.value == ndnsci.FileRecord(name="/CMIP5/a b.nc", scheme="cmip5")
+
+    plan = _Api("http://catalog.test").get("/CMIP5/nope.nc")
+    next(plan)
+    with pytest.raises(NotInCatalogError, match="no such file"):
+        plan.send(_Reply(httpx.Response(404, json={"detail": "no such file"})))
 
 
 def test_url_default_from_the_environment(stack, monkeypatch):
@@ -228,20 +291,39 @@ def test_async_catalog(stack):
 
 
 def test_async_catalog_offers_every_method_of_catalog():
-    """The same public methods, with the same parameters; the async ones are coroutines
-    (``close`` is ``aclose``)."""
+    """Catalog and AsyncCatalog cannot drift apart: the same public methods and attributes;
+    the same parameters (names, kinds, defaults, types: where Catalog's take or give a
+    ``SearchResults``, a transport or an iterable, AsyncCatalog's may have the async one);
+    every async method a coroutine whose docstring points at Catalog's (``close`` is
+    ``aclose``)."""
     import inspect
+    import re
 
     def public(cls):
-        return {name for name in dir(cls) if not name.startswith("_")}
+        return {name for name in dir(cls) if not name.startswith("_")} | {"__init__"}
 
-    assert public(ndnsci.AsyncCatalog) - {"aclose"} == public(ndnsci.Catalog) - {"close"}
-    for name in public(ndnsci.Catalog) - {"close"}:
-        sync, other = getattr(ndnsci.Catalog, name), getattr(ndnsci.AsyncCatalog, name)
-        assert inspect.iscoroutinefunction(other), name
-        assert list(inspect.signature(sync).parameters) == list(
-            inspect.signature(other).parameters
-        ), name
+    def types(annotation):  # 'AsyncSearchResults | Query | None' -> {'SearchResults', ...}
+        return frozenset(re.sub(r"\bAsync", "", str(annotation)).split(" | "))
+
+    def shape(method):
+        signature = inspect.signature(method)
+        parameters = [
+            (p.name, p.kind, p.default, types(p.annotation)) for p in signature.parameters.values()
+        ]
+        return parameters, types(signature.return_annotation)
+
+    sync, other = ndnsci.Catalog, ndnsci.AsyncCatalog
+    assert public(other) - {"aclose"} == public(sync) - {"close"}
+    for name in public(sync) - {"close"}:
+        assert shape(getattr(sync, name)) == shape(getattr(other, name)), name
+        if name != "__init__":
+            assert inspect.getdoc(getattr(sync, name)), name
+            assert inspect.iscoroutinefunction(getattr(other, name)), name
+            assert f":meth:`Catalog.{name}`" in inspect.getdoc(getattr(other, name)), name
+    with sync("http://catalog.test") as one:
+        attributes = {k for k in vars(one) if not k.startswith("_")}
+    assert attributes == {"url", "page_size", "token"}
+    assert attributes == {k for k in vars(other("http://catalog.test")) if not k.startswith("_")}
 
 
 def test_async_browse_health_and_intake_esm(stack):

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from support import run_cli
+from support import run_cli, wait_for
 
 import ndnsci
 from ndnsci.errors import InvalidNameError, ManifestError, NotFoundError
@@ -66,14 +65,13 @@ def test_unpublished_files_are_not_served_until_published(published, tmp_path):
         "publish", str(extra), "--db", published._db_url, env={"XDG_STATE_HOME": str(tmp_path)}
     )
     assert out.returncode == 0, out.stderr
-    deadline = time.monotonic() + 20
-    while True:  # the producer follows the catalog's change feed (every 2 s in a stack)
-        try:
-            result = fetch_file(name_of(40), str(tmp_path))
-            break
-        except NotFoundError:
-            assert time.monotonic() < deadline, "the new file was never served"
-            time.sleep(0.5)
+    result = wait_for(  # the producer follows the catalog's change feed (every 2 s in a stack)
+        lambda: fetch_file(name_of(40), str(tmp_path)),
+        20,
+        "the new file to be served",
+        every=0.5,
+        ignoring=NotFoundError,
+    )
     assert Path(result.path).read_bytes() == extra.read_bytes()
 
 

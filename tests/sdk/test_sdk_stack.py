@@ -5,7 +5,8 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
+
+from support import wait_for
 
 from ndnsci.ndn import forwarder
 
@@ -24,12 +25,11 @@ def test_a_killed_owner_takes_its_stack_along(fw, sample_dir, tmp_path):
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     port = int(out.stdout.split()[0])
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
+
+    def all_gone() -> bool:
         with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) != 0 and not forwarder.is_running(
+            return s.connect_ex(("127.0.0.1", port)) != 0 and not forwarder.is_running(
                 workdir / "fw" / "nfd.sock", 0.5
-            ):
-                return
-        time.sleep(0.2)
-    raise AssertionError("the catalog or the forwarder outlived the process that started them")
+            )
+
+    wait_for(all_gone, 15, "the catalog and the forwarder to die with their owner", every=0.2)

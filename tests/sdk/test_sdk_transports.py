@@ -7,10 +7,9 @@ import hashlib
 import json
 import os
 import threading
-import time
 
 import pytest
-from support import run_cli
+from support import run_cli, wait_for
 
 from ndnsci.errors import FetchTimeout, IntegrityError
 from ndnsci.sdk import transports
@@ -175,9 +174,7 @@ class Settling:
                 f.seek(len(BIG) - 10)
                 f.write(b"\xff" * 10)
         follower = job.settled.__self__  # type: ignore[attr-defined]
-        deadline = time.monotonic() + 10
-        while follower.hashed < len(BIG) // 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: follower.hashed >= len(BIG) // 2, 10, "half the file hashed", every=0.01)
         self.hashed_while_writing = follower.hashed
         return Received(size=len(BIG), published_sha256=BIG_SHA, signer="settling")
 

@@ -61,7 +61,7 @@ def test_down_of_an_unknown_testbed(monkeypatch, capsys, state):
 def test_list_and_down_of_a_stale_record(monkeypatch, capsys, state):
     """A record whose builder died and whose namespaces are already gone (a reboot)."""
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    record = netns.Record(
+    record = netns.BedRecord(
         id="nsci-999999999",
         owner_pid=999999999,
         owner_start=None,
@@ -80,6 +80,6 @@ def test_list_and_down_of_a_stale_record(monkeypatch, capsys, state):
 
 
 def test_namespace_outside_the_testbed_is_refused(state):
-    record = netns.Record(id="nsci-5", owner_pid=5, owner_start=None, topology="x", rundir="")
+    record = netns.BedRecord(id="nsci-5", owner_pid=5, owner_start=None, topology="x", rundir="")
     with pytest.raises(Exception, match="not named after testbed nsci-5"):
         netns.add_namespace(record, "someone-elses")

@@ -14,10 +14,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from support import wait_for
 
 from ndnsci.errors import TestbedError
 from ndnsci.testbed import experiments, netns, topology
@@ -181,15 +181,17 @@ def test_ctrl_c_removes_everything(state_dir):
 def test_a_killed_builder_leaves_nothing_running_and_down_removes_the_rest(tmp_path):
     state_dir = tmp_path / "state"  # its own: `down` without ID takes down all it lists
     proc, described = _start_up(state_dir)
-    record = netns.Record.load(state_dir / f"{described['id']}.json")
+    record = netns.BedRecord.load(state_dir / f"{described['id']}.json")
     pids = [pid for ns in record.namespaces for pid in netns.pids_in(ns)]
     assert pids  # forwarders, the producer, the HTTP server, the delay element
     proc.kill()  # no cleanup of its own
     proc.wait(timeout=10)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(netns.alive(p, None) for p in pids):
-        time.sleep(0.1)
-    assert not any(netns.alive(p, None) for p in pids)  # they died with their builder
+    wait_for(  # they died with their builder
+        lambda: not any(netns.alive(p, None) for p in pids),
+        20,
+        "the builder's processes to die with it",
+        detail=lambda: f": {[p for p in pids if netns.alive(p, None)]} still running",
+    )
     down = subprocess.run(
         [*CLI, "down"],
         check=False,

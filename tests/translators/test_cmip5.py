@@ -692,8 +692,13 @@ def test_any_text_is_named_or_refused_and_names_round_trip(noise, i, j):
         if result.ok:
             back = CMIP5.reverse(result.name)
             assert (back.filename, back.facets) == (result.filename, result.facets)
-        assert CMIP5.reverse(text).ok in (True, False)
         assert 0 <= CMIP5.guess(text) <= 100
+    # reversed, the noise, the noise before the name and a cut name are refused: only the name
+    # itself (the noise empty or "ndn:", the cut at the end) is one
+    for text in (noise, noise + TAS_NAME, TAS_NAME[:i]):
+        assert CMIP5.reverse(text).ok == (text.removeprefix("ndn:") == TAS_NAME), text
+    spliced = CMIP5.reverse(TAS_NAME[:i] + noise + TAS_NAME[j:])  # maybe another name
+    assert spliced.ok != (spliced.error is not None)
 
 
 # --- reverse ---------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import doctest
 import pytest
 
 import ndnsci
-from ndnsci import translators
+import ndnsci_translators as translators
 from ndnsci.sdk import describe as _describe
 from ndnsci_translators import _time, names, netcdf, registry
 

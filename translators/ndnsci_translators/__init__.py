@@ -9,18 +9,16 @@ Schemes are plugins registered under the ``ndnsci_translators`` entry-point grou
 '/CMS/store/mc/RunIISummer20UL18NanoAODv9/TTTo2L2Nu_TuneCP5_13TeV-powheg-pythia8/NANOAODSIM/106X_upgrade2018_realistic_v16_L1v1-v1/280000/0C9E1F2B.root'
 
 The names below load on first use: the data plane imports ``ndnsci_translators.names`` (the
-name codec) on every ``ndnsci fetch``, which must not pay for the translators' types and
-registry (dataclasses, importlib.metadata; DEVELOPERS.md "Start-up budget").
+name codec) on every ``ndnsci fetch``, which does not need the translators' types nor their
+registry (importlib.metadata's entry points; DEVELOPERS.md "Start-up budget").
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci.base.record)
 if TYPE_CHECKING:
-    from typing import Any
-
     from ndnsci_translators._core import (
         Aggregation,
         Correction,

@@ -18,7 +18,8 @@ is joined to (downloads, served trees, manifests, original paths, CMS LFNs).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is not on a fetch's way (ndnsci.base.record)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
