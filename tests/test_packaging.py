@@ -110,7 +110,7 @@ def test_wheel_contents(wheels):
     assert all(n.startswith(("ndnsci_translators/", "ndnsci_translators-")) for n in names)
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     with zipfile.ZipFile(wheels["ndnsci-translators"]) as z:
-        assert "[ndnsci_translators]" in z.read(entry).decode()
+        assert "[ndnsci.translators]" in z.read(entry).decode()
 
     names = names_in(wheels["ndnsci-catalog"])
     assert {"ndnsci_catalog/main.py", "ndnsci_catalog/migrations/script.py.mako"} <= names
