@@ -217,12 +217,17 @@ def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db
     )
     engine = make_engine(fresh_db_url)
     deadline = time.monotonic() + 120
+    first_batch = False
     while process.poll() is None and time.monotonic() < deadline:  # kill after the first batch
         with engine.connect() as conn:
             if conn.exec_driver_sql("SELECT files FROM catalog_state").scalar():
+                first_batch = True
                 break
         time.sleep(0.02)
     engine.dispose()
+    if not first_batch and process.poll() is None:
+        process.kill()
+        pytest.fail("waited 120 s for the load's first batch to be committed")
     workers = child_processes(process.pid)  # preparing the next batches (catalog/loader.py)
     assert workers or not Path("/proc/self/task").exists()
     process.send_signal(signal.SIGKILL)

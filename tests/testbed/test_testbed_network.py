@@ -189,7 +189,8 @@ def test_a_killed_builder_leaves_nothing_running_and_down_removes_the_rest(tmp_p
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and any(netns.alive(p, None) for p in pids):
         time.sleep(0.1)
-    assert not any(netns.alive(p, None) for p in pids)  # they died with their builder
+    alive = [p for p in pids if netns.alive(p, None)]
+    assert not alive, f"waited 20 s for the killed builder's processes {alive} to die with it"
     down = subprocess.run(
         [*CLI, "down"],
         check=False,
