@@ -27,6 +27,7 @@ pyproject.toml), from where a test lives and what fixtures it uses:
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -126,15 +127,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def ndnd_binary() -> Path:
-    proc = subprocess.run(
-        [str(REPO / "deploy" / "forwarder" / "build.sh")],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    # one build at a time: on a checkout without NDNd, every xdist worker (and any other pytest
+    # of this checkout) would otherwise compile it at once, each slower than the timeout on 2
+    # cores; the others wait on the lock, then find it built (a no-op)
+    lock_path = REPO / ".cache" / "ndnd-build.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run(
+            [str(REPO / "deploy" / "forwarder" / "build.sh")],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
     if proc.returncode != 0:
-        pytest.fail(f"cannot build ndnd:\n{proc.stderr}")
+        pytest.fail(f"cannot build ndnd (deploy/forwarder/build.sh):\n{proc.stderr}")
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
