@@ -205,6 +205,7 @@ def test_publish_records_from_translate_json(fresh_db_url, monkeypatch, capsys, 
     assert check_db() == len(named)
 
 
+# slow (--durations): the kill must land mid-load, so the load is 150,000 records in a subprocess
 def test_a_killed_bulk_load_keeps_whole_batches(fresh_db_url, tmp_path, check_db):
     template = json.loads(_translations(1)[0])
     records = tmp_path / "records.jsonl"
