@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from support import Forwarder
 
@@ -59,6 +60,12 @@ ISOLATED = {
 for _variable, _folder in ISOLATED.items():
     (_PROCESS_DIR / _folder).mkdir(mode=0o700)
     os.environ[_variable] = str(_PROCESS_DIR / _folder)
+
+# Hypothesis' per-example deadline (200 ms) measures the machine, not the code: on a loaded
+# 2-core machine an example of test_uri_round_trip_matches_python_ndn took 907 ms once and
+# 0.33 ms when replayed (FlakyFailure). The properties stay; the wall-clock limit goes.
+hypothesis.settings.register_profile("ndnsci", deadline=None)
+hypothesis.settings.load_profile("ndnsci")
 
 # folders whose every test must run alone (``serial``) / needs a running system (``system``)
 SERIAL_FOLDERS = ("native", "testbed")
