@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ndnsci.base import processes
 from ndnsci.errors import TestbedError
 from ndnsci.testbed import experiments, netns, topology
 from ndnsci.testbed.bed import Testbed
@@ -187,9 +188,9 @@ def test_a_killed_builder_leaves_nothing_running_and_down_removes_the_rest(tmp_p
     proc.kill()  # no cleanup of its own
     proc.wait(timeout=10)
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(netns.alive(p, None) for p in pids):
+    while time.monotonic() < deadline and any(processes.alive(p) for p in pids):
         time.sleep(0.1)
-    assert not any(netns.alive(p, None) for p in pids)  # they died with their builder
+    assert not any(processes.alive(p) for p in pids)  # they died with their builder
     down = subprocess.run(
         [*CLI, "down"],
         check=False,
