@@ -29,7 +29,7 @@ from ndnsci.catalog.config import Settings
 from ndnsci.catalog.database import make_engine
 from ndnsci.catalog.main import create_app
 from ndnsci.cli import main
-from ndnsci.cli.publish import RECORDS_BATCH
+from ndnsci.site.publishing import RECORDS_BATCH
 from ndnsci.translators import translate
 
 from . import consistency
