@@ -7,9 +7,15 @@ STAMP := $(VENV)/.installed
 # npm writes this file last; it is newer than package-lock.json once node_modules is complete
 WEBUI_STAMP := webui/node_modules/.package-lock.json
 
-.PHONY: setup system native native-if-capable portal test screenshots demo demo-check lint typecheck layers bench testbed clean
+.PHONY: setup demo-setup system native native-if-capable portal test check screenshots demo demo-check lint typecheck layers bench testbed clean
 
 setup: $(STAMP) system $(WEBUI_STAMP) native-if-capable
+
+# What the demo needs, without the native plane (which `make native` builds, ~40 minutes the
+# first time; `ndnsci up` says whether it is there): the venv, the NDNd forwarder and npm's
+# packages for the portal's build.
+demo-setup: $(STAMP) $(WEBUI_STAMP)
+	deploy/forwarder/build.sh >/dev/null
 
 # System parts the suite runs for real, each installed by an idempotent script that is fast
 # when there is nothing to do: the PostgreSQL server (the tests start their own throwaway
@@ -68,16 +74,35 @@ $(STAMP): pyproject.toml catalog/pyproject.toml translators/pyproject.toml \
 	$(BIN)/python -m pip install --quiet -e ./translators -e ./catalog -e '.[dev]'
 	@touch $@
 
+# pytest in two passes: the tests that share nothing run on TEST_WORKERS pytest-xdist workers
+# (each with its own forwarder, PostgreSQL, folders: tests/conftest.py; whole modules per
+# worker, so a module's fixtures are built once), then the `serial` ones alone (tests/native:
+# hugepages, tests/testbed: network namespaces), under the lock other users of the machine's
+# hugepages take too. 4 workers on 2 cores: most tests wait on I/O (DEVELOPERS.md, "Testing").
+TEST_WORKERS ?= 4
+PYTEST_ARGS ?=
+
 test: setup portal
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope -m "not serial" $(PYTEST_ARGS)
+	flock /tmp/ndnsci-native.lock $(BIN)/pytest -m serial $(PYTEST_ARGS)
 	npm --prefix webui run --silent api:check
 	npm --prefix webui run --silent lint
 	npm --prefix webui test
 	NDNSCI_REQUIRE_NDN=1 NDNSCI_SCREENSHOTS=0 npm --prefix webui run e2e
+
+# The quick tier for everyday work (< 3 minutes): lint, types, layers and the tests that need no
+# running system (no forwarder, PostgreSQL, server or service: the `system` marker that
+# tests/conftest.py applies). `make test` before a submission.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/pytest -n 2 -m "not system" -q $(PYTEST_ARGS)
 
 # The portal screenshots in docs/screenshots/ are taken by the end-to-end run.
 screenshots: setup
@@ -85,11 +110,11 @@ screenshots: setup
 
 # The whole stack on a generated sample archive: forwarder, catalog with the portal, producer.
 # Prints the portal URL and commands that work; Ctrl-C stops everything.
-demo: setup portal
+demo: demo-setup portal
 	$(BIN)/ndnsci up
 
 # The same, non-interactive: start everything, one search and one verified fetch, stop.
-demo-check: setup portal
+demo-check: demo-setup portal
 	$(BIN)/ndnsci up --check
 
 # The portal's production build, inside the package so the catalog (and the wheel) serve it.

@@ -263,7 +263,7 @@ def _from_manifest(path: str) -> list[Any]:
 
 def _list(names: list[str]) -> int:
     from ndnsci.errors import NdnError
-    from ndnsci.ndn.consumer import list_directory
+    from ndnsci.sdk.transports import list_directory
 
     failed = 0
     for name in names:

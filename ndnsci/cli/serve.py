@@ -25,14 +25,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import signal
 import sys
 import threading
 from typing import Any
 
-DEFAULT_PREFIX = "/ndnsci/files"
-log = logging.getLogger("ndnsci.serve")
+from ndnsci.site.serve import DEFAULT_PREFIX
 
 
 def register(subparsers: Any) -> None:
@@ -78,6 +76,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ndnsci.errors import CatalogError, NdnError
+    from ndnsci.site import serve
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -85,110 +84,50 @@ def run(args: argparse.Namespace) -> int:
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per catalog request
     stop = threading.Event()
-    if args.engine == "ndn-dpdk":
-        return _native(args, stop)
-    try:
-        key = None if args.unsigned else _load_key(args.key)
-        if args.catalog:
-            producer, what = _catalog_producer(args, key, stop)
-        else:
-            producer, what = _tree_producer(args, key), f"{args.root} as {args.prefix}"
-    except (NdnError, CatalogError, ValueError, OSError) as exc:
-        print(f"ndnsci serve: {exc}", file=sys.stderr)
-        return 2
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGUSR1, lambda *_: _print_counters(producer))
-    print(
-        f"serving {what} (metadata signed by {'key ' + key.key_id if key else 'DigestSha256'})",
-        file=sys.stderr,
+    options = serve.ServeOptions(
+        root=args.root,
+        prefix=args.prefix,
+        catalog=args.catalog,
+        refresh=args.refresh,
+        scheme=args.scheme,
+        segment_size=args.segment_size,
+        key=args.key,
+        unsigned=args.unsigned,
+        engine=args.engine,
     )
+    errors = (NdnError, CatalogError, ValueError, OSError)
+    if args.engine == "ndn-dpdk":  # it says what it serves; any failure is the command's
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                serve.start(options, stop, _warn).serve_forever(stop)
+        except errors as exc:
+            return _failed(exc)
+        return 0
+    try:
+        service = serve.start(options, stop, _warn)
+    except errors as exc:
+        return _failed(exc)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGUSR1, lambda *_: _print_counters(service))
+    signer = "key " + service.key.key_id if service.key else "DigestSha256"
+    print(f"serving {service.what} (metadata signed by {signer})", file=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        producer.serve_forever(stop)
+        service.serve_forever(stop)
     stop.set()
     return 0
 
 
-def _print_counters(producer: Any) -> None:
+def _failed(exc: Exception) -> int:
+    print(f"ndnsci serve: {exc}", file=sys.stderr)
+    return 2
+
+
+def _warn(message: str) -> None:
+    print(f"ndnsci serve: {message}", file=sys.stderr)
+
+
+def _print_counters(service: Any) -> None:
     import json
 
-    print(f"ndnsci serve: counters {json.dumps(producer.stats)}", file=sys.stderr, flush=True)
-
-
-def _native(args: argparse.Namespace, stop: threading.Event) -> int:
-    from ndnsci.errors import CatalogError, NdnError
-    from ndnsci.native import serve
-
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        if args.catalog:
-            from ndnsci.sdk.client import Catalog
-            from ndnsci.site.published import PublishedFiles
-
-            if not os.path.isdir(args.root):
-                raise NotADirectoryError(f"not a directory: {args.root}")
-            published = PublishedFiles(
-                args.root, Catalog(args.catalog), args.scheme, os.cpu_count() or 1
-            )
-            with contextlib.suppress(KeyboardInterrupt):
-                serve.serve_catalog(published, args.refresh, stop)
-        else:
-            with contextlib.suppress(KeyboardInterrupt):
-                serve.serve_tree(args.root, args.prefix, stop)
-    except (NdnError, CatalogError, ValueError, OSError) as exc:
-        print(f"ndnsci serve: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def _tree_producer(args: argparse.Namespace, key: Any) -> Any:
-    from ndnsci.ndn import name
-    from ndnsci.ndn.producer import Producer
-
-    return Producer(args.root, name.from_uri(args.prefix), segment_size=args.segment_size, key=key)
-
-
-def _catalog_producer(args: argparse.Namespace, key: Any, stop: threading.Event) -> Any:
-    from ndnsci.ndn.producer import MappedProducer
-    from ndnsci.sdk.client import Catalog
-    from ndnsci.site.published import PublishedFiles
-
-    if not os.path.isdir(args.root):
-        raise NotADirectoryError(f"not a directory: {args.root}")
-    published = PublishedFiles(args.root, Catalog(args.catalog), args.scheme, os.cpu_count() or 1)
-    scan = published.scan()
-    log.info("%s", scan.summary())
-    for path, reason in scan.unnamed:
-        log.debug("not served: %s: %s", path, reason)
-    producer = MappedProducer(args.root, scan.table, segment_size=args.segment_size, key=key)
-    watcher = threading.Thread(
-        target=_follow, args=(published, producer, args.refresh, stop), daemon=True
-    )
-    watcher.start()
-    return producer, f"{len(scan.table)} files of {args.catalog} from {args.root}"
-
-
-def _follow(published: Any, producer: Any, every: float, stop: threading.Event) -> None:
-    """Rescan ROOT whenever the catalog's change feed moves (errors are logged, not fatal)."""
-    from ndnsci.errors import CatalogError
-
-    while not stop.wait(max(every, 0.1)):
-        try:
-            if published.changed():
-                scan = published.scan()
-                producer.update(scan.table)
-                log.info("catalog changed: %s", scan.summary())
-        except (CatalogError, OSError) as exc:
-            log.warning("cannot follow the catalog: %s; serving the files known so far", exc)
-
-
-def _load_key(name: str) -> Any:
-    from ndnsci.errors import PublisherKeyError
-    from ndnsci.ndn import keys
-
-    try:
-        return keys.load(name)
-    except PublisherKeyError as exc:
-        if name != keys.DEFAULT_NAME or keys.key_path(name).exists():
-            raise
-        print(f"ndnsci serve: {exc}; metadata will be DigestSha256 only", file=sys.stderr)
-        return None
+    print(f"ndnsci serve: counters {json.dumps(service.stats)}", file=sys.stderr, flush=True)

@@ -54,12 +54,32 @@ def default_data() -> Path:
     return settings().share_dir / "sample"
 
 
+def native_line() -> str:
+    """One line: is the native plane (NDN-DPDK, NDNc) there, and how to turn it on. The stack
+    never needs it (NDNd and ndnsci's own data plane carry the demo), so this only looks for
+    the builds (``ndnsci native check`` tells whether the machine can run them)."""
+    from ndnsci.native import install
+
+    build = install.ndn_dpdk()
+    if build is None:
+        return (
+            "ndnsci up: native plane not built (the demo uses ndnsci's own data plane through "
+            "NDNd); to turn it on: `make native` (~40 min the first time; `ndnsci native check` "
+            "says whether this machine can run it), then `ndnsci native up`"
+        )
+    return (
+        f"ndnsci up: native plane built ({build.prefix}), not started by the demo; to turn it "
+        "on: `ndnsci native up`, then fetch with `--transport ndn-dpdk` (docs/native.md)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from ndnsci.errors import NdnsciError
     from ndnsci.ndn.transport import transport_uri
     from ndnsci.site.stack import LocalStack
 
     user_transport = transport_uri()  # before the stack points NDN_CLIENT_TRANSPORT at itself
+    print(native_line(), file=sys.stderr)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     stack = LocalStack(

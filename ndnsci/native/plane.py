@@ -28,17 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ndnsci.base import processes
 from ndnsci.errors import NativePlaneError, TransportError
 from ndnsci.native import gql, hugepages, install
 from ndnsci.native.layout import Instance, Layout, memif
@@ -101,6 +100,15 @@ class State:
         return Layout.for_machine(self.cpus or None, self.base_port)
 
 
+@dataclass
+class Client:
+    """A process to stop at ``down`` (:meth:`Plane.register_client`), recorded beside the state."""
+
+    pid: int
+    program: str  # a word of its command line: a recycled pid is left alone
+    sockets: list[str] = field(default_factory=list)
+
+
 class Plane:
     """The plane recorded in ``run`` (default :func:`run_dir`)."""
 
@@ -131,20 +139,10 @@ class Plane:
     # --- state -------------------------------------------------------------------------------
 
     def load(self) -> State | None:
-        try:
-            raw = json.loads(self.state_file.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise NativePlaneError(f"unreadable plane state {self.state_file}: {exc}") from exc
-        known = {f.name for f in fields(State)}
-        return State(**{k: v for k, v in raw.items() if k in known})
+        return processes.load_state(self.state_file, State, NativePlaneError, "plane state")
 
     def _save(self, state: State) -> None:
-        self.run.mkdir(parents=True, exist_ok=True)
-        temporary = self.state_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(asdict(state), indent=1))
-        os.replace(temporary, self.state_file)
+        processes.save_state(self.state_file, state)
 
     def is_up(self, timeout: float = 2.0) -> bool:
         """Whether the plane is up: its forwarder runs and answers within ``timeout`` seconds
@@ -215,15 +213,12 @@ class Plane:
         state.hugepages_added += reservation.added
         self._save(state)
         logfile = self.run / f"{instance.role}.log"
-        with open(logfile, "ab") as out:
-            proc = subprocess.Popen(
-                [str(build.bin("ndndpdk-svc")), "--gqlserver", instance.url],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=preexec,  # noqa: PLW1509 (one prctl call: die with the caller)
-            )
+        proc = processes.start(
+            [str(build.bin("ndndpdk-svc")), "--gqlserver", instance.url],
+            logfile,
+            preexec=preexec,
+            append=True,
+        )
         state.pids[instance.role] = proc.pid
         self._save(state)
         client = gql.Client(instance.url)
@@ -532,32 +527,18 @@ class Plane:
         NDNc's plugin, ``ndnsci xrootd up``): ``down`` stops it and removes its sockets, since
         its pipeline is closed for good once the forwarder goes. ``program`` is a word of its
         command line (a recycled pid is left alone)."""
-        folder = self.run / CLIENTS_DIR
-        folder.mkdir(parents=True, exist_ok=True)
-        record = {"pid": pid, "program": program, "sockets": sockets}
-        (folder / f"{name}.json").write_text(json.dumps(record))
+        client = Client(pid, program, sockets)
+        processes.save_state(self.run / CLIENTS_DIR / f"{name}.json", client)
 
     def _stop_clients(self) -> None:
         for path in sorted((self.run / CLIENTS_DIR).glob("*.json")):
-            try:
-                record = json.loads(path.read_text())
-                pid, program = int(record["pid"]), str(record["program"])
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise NativePlaneError(f"unreadable client record {path}: {exc}") from exc
-            if _runs(pid, program):
-                for sig in (signal.SIGTERM, signal.SIGKILL):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, sig)
-                    deadline = time.monotonic() + STOP_SECONDS / 3
-                    while _runs(pid, program) and time.monotonic() < deadline:
-                        time.sleep(0.05)
-                    with contextlib.suppress(ChildProcessError):
-                        os.waitpid(pid, os.WNOHANG)
-                    if not _runs(pid, program):
-                        break
-                if _runs(pid, program):
-                    raise NativePlaneError(f"{program} (pid {pid}) does not stop")
-            for sock in record.get("sockets", []):
+            client = processes.load_state(path, Client, NativePlaneError, "client record")
+            if client is None:
+                continue
+            pid, program = client.pid, client.program
+            if not processes.stop_pid(pid, STOP_SECONDS / 3, program=program):
+                raise NativePlaneError(f"{program} (pid {pid}) does not stop")
+            for sock in client.sockets:
                 with contextlib.suppress(OSError):
                     Path(sock).unlink()
             path.unlink()
@@ -627,7 +608,7 @@ def _live_owners(state: State, exclude: int | None = None) -> dict[str, list[dic
     return {
         pid: mounts
         for pid, mounts in state.fileserver_owners.items()
-        if pid != str(exclude) and _runs(int(pid), "")
+        if pid != str(exclude) and processes.alive(int(pid))
     }
 
 
@@ -662,25 +643,13 @@ def _instance(layout: Layout, role: str) -> Instance:
 
 
 def tail(path: Path, lines: int = 15) -> str:
-    try:
-        text = path.read_text(errors="replace").splitlines()[-lines:]
-    except OSError:
-        return ""
-    return "\n".join(f"  | {line}" for line in text)
-
-
-def _runs(pid: int, program: str) -> bool:
-    """Whether ``pid`` is alive (not a zombie) and runs ``program`` ("": any program)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return program.encode() in cmdline and stat.split(")")[-1].split()[0] != "Z"
+    """The end of an instance's log, for a message."""
+    return processes.tail(path, lines, "  | ")
 
 
 def _alive(pid: int | None) -> bool:
-    return pid is not None and _runs(pid, "ndndpdk-svc")
+    """Whether ``pid`` is a running NDN-DPDK instance."""
+    return processes.alive(pid, "ndndpdk-svc")
 
 
 def _stop(instance: Instance, pid: int) -> None:
@@ -689,18 +658,8 @@ def _stop(instance: Instance, pid: int) -> None:
         return
     with contextlib.suppress(NativePlaneError), gql.Client(instance.url, timeout=3) as client:
         client.shutdown()
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
-        if sig is not None and _alive(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
-        deadline = time.monotonic() + STOP_SECONDS / 3
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not _alive(pid):
-            break
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
-    if _alive(pid):
+    signals = (None, signal.SIGTERM, signal.SIGKILL)
+    if not processes.stop_pid(pid, STOP_SECONDS / 3, program="ndndpdk-svc", signals=signals):
         raise NativePlaneError(f"ndndpdk-svc ({instance.role}, pid {pid}) does not stop")
 
 

@@ -29,19 +29,18 @@ settings otherwise (no plane needed): the bench's "plain XRootD" baseline.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import pwd
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ndnsci.base import processes
 from ndnsci.errors import NativePlaneError
 from ndnsci.native import gql, install
 from ndnsci.native.plane import NDNC_SOCKET_DIR, Plane, tail
@@ -142,19 +141,10 @@ class XrootdServer:
     # --- state -------------------------------------------------------------------------------
 
     def load(self) -> State | None:
-        try:
-            raw = json.loads(self.state_file.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise NativePlaneError(f"unreadable XRootD state {self.state_file}: {exc}") from exc
-        known = {f.name for f in fields(State)}
-        return State(**{k: v for k, v in raw.items() if k in known})
+        return processes.load_state(self.state_file, State, NativePlaneError, "XRootD state")
 
     def _save(self, state: State) -> None:
-        temporary = self.state_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(asdict(state), indent=1))
-        os.replace(temporary, self.state_file)
+        processes.save_state(self.state_file, state)
 
     def is_up(self) -> bool:
         state = self.load()
@@ -229,17 +219,14 @@ class XrootdServer:
             log=str(logfile),
             started=time.time(),
         )
-        with open(self.run / "stdout.log", "ab") as out:
-            proc = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=self.run,
-                env={**os.environ, **env},
-                start_new_session=True,  # it outlives `ndnsci xrootd up`
-                preexec_fn=preexec,  # noqa: PLW1509 (the caller's, e.g. one prctl call)
-            )
+        proc = processes.start(  # in a session of its own: it outlives `ndnsci xrootd up`
+            command,
+            self.run / "stdout.log",
+            env={**os.environ, **env},
+            cwd=self.run,
+            preexec=preexec,
+            append=True,
+        )
         state.pid = proc.pid
         self._save(state)
         try:
@@ -279,22 +266,19 @@ class XrootdServer:
         return XROOTD_USER
 
     def _wait_ready(self, proc: subprocess.Popen[bytes], state: State, logfile: Path) -> None:
-        deadline = time.monotonic() + READY_SECONDS
-        ready = f":{state.port} initialization completed"
-        while True:
-            if proc.poll() is not None:
+        said = processes.log_says(logfile, f":{state.port} initialization completed")
+        try:
+            processes.wait_ready(proc, lambda: said() and _answers(state.port), READY_SECONDS)
+        except processes.NotReady as exc:
+            if exc.returncode is not None:
                 raise NativePlaneError(
-                    f"xrootd exited with {proc.returncode}{_why(logfile)}; see {logfile}\n"
+                    f"xrootd exited with {exc.returncode}{_why(logfile)}; see {logfile}\n"
                     f"{tail(logfile)}"
-                )
-            if _read(logfile).find(ready) >= 0 and _answers(state.port):
-                break
-            if time.monotonic() > deadline:
-                raise NativePlaneError(
-                    f"xrootd did not answer on port {state.port} within {READY_SECONDS:.0f} s; "
-                    f"see {logfile}\n{tail(logfile)}"
-                )
-            time.sleep(0.1)
+                ) from None
+            raise NativePlaneError(
+                f"xrootd did not answer on port {state.port} within {READY_SECONDS:.0f} s; "
+                f"see {logfile}\n{tail(logfile)}"
+            ) from None
         if state.gqlserver is not None:
             state.faces = _plugin_faces(state.gqlserver, state.pid)
             if not state.faces:
@@ -348,29 +332,14 @@ class XrootdServer:
 
 
 def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return b"xrootd" in cmdline and stat.split(")")[-1].split()[0] != "Z"
+    """Whether ``pid`` is a running XRootD server."""
+    return processes.alive(pid, "xrootd")
 
 
 def _stop(pid: int) -> None:
     """SIGTERM (XRootD exits at once), then SIGKILL."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
-        deadline = time.monotonic() + STOP_SECONDS / 2
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # reap it when it is our child
-        if not _alive(pid):
-            return
-    raise NativePlaneError(f"xrootd (pid {pid}) does not stop")
+    if not processes.stop_pid(pid, STOP_SECONDS / 2, program="xrootd"):
+        raise NativePlaneError(f"xrootd (pid {pid}) does not stop")
 
 
 def _plugin_faces(gqlserver: str, pid: int) -> list[str]:
@@ -415,16 +384,9 @@ def _answers(port: int) -> bool:
     return False
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
 def _why(logfile: Path) -> str:
     """``: <why>`` for the failures a user can act on."""
-    text = _read(logfile)
+    text = processes.read_log(logfile)
     if "unable to init consumer" in text or "createFace" in text:
         return (
             ": the NDN plugin could not make its face on the NDN-DPDK forwarder (is the plane "

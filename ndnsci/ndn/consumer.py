@@ -655,6 +655,9 @@ class PythonTransport:
             settled=job.settled, defer_digests=job.options.segment_digests == "auto",
         )  # fmt: skip
 
+    def list_directory(self, name: str, options: FetchOptions) -> list[tuple[str, bool]]:
+        return list_directory(name, options)
+
 
 def receive(
     uri: str,

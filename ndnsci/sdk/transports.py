@@ -134,6 +134,20 @@ class Transport(Protocol):
         ...
 
 
+class Lister(Protocol):
+    """A transport that also lists served directories (NDN-DPDK's ``32=ls``): the ``python``
+    one does. Optional: :func:`list_directory` says when a transport cannot."""
+
+    def list_directory(self, name: str, options: FetchOptions) -> list[tuple[str, bool]]:
+        """The entries of the directory ``name``, as ``(entry, is_directory)``.
+
+        Raises:
+            NotFoundError: nobody serves the name.
+            FetchError: ``name`` is not a directory; TransportError: no forwarder.
+        """
+        ...
+
+
 class UnknownTransportError(ValueError):
     """A transport name nobody registered; the message lists the valid ones."""
 
@@ -166,3 +180,20 @@ def get_transport(name: str = DEFAULT) -> Transport:
     factory = getattr(importlib.import_module(module), attr)
     transport: Transport = factory()
     return transport
+
+
+def list_directory(
+    name: str, options: FetchOptions | None = None, transport: str = DEFAULT
+) -> list[tuple[str, bool]]:
+    """The entries of the served directory ``name``, as ``(entry, is_directory)``, through the
+    transport called ``transport`` (a :class:`Lister`).
+
+    Raises:
+        UnknownTransportError: nobody registered ``transport``, or it cannot list directories.
+        NdnError: as :meth:`Lister.list_directory`.
+    """
+    lister = get_transport(transport)
+    if not hasattr(lister, "list_directory"):
+        raise UnknownTransportError(f"the transport {transport!r} cannot list directories")
+    entries: list[tuple[str, bool]] = lister.list_directory(name, options or FetchOptions())
+    return entries

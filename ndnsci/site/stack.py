@@ -18,11 +18,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import IO, Any
 
+from ndnsci.base import processes
 from ndnsci.base.processes import die_with_parent, free_port, port_in_use, terminate
 from ndnsci.errors import ForwarderError, StackError
 
@@ -179,7 +179,8 @@ class LocalStack:
         )  # fmt: skip
         (self.workdir / "publish.log").write_text(proc.stderr)
         if proc.returncode not in (0, 1):  # 1: some files could not be named (quarantined)
-            raise StackError(f"publishing {self.data} failed:\n{_tail(proc.stderr)}")
+            log = processes.tail(self.workdir / "publish.log")
+            raise StackError(f"publishing {self.data} failed:\n{log}")
         summary = proc.stderr.strip().splitlines()[-1:] or ["?"]
         self._say(f"catalog: {summary[0]}")
 
@@ -218,10 +219,10 @@ class LocalStack:
             "producer",
             ["serve", str(self.data), "--catalog", self.catalog_url, "--refresh", "2"],
         )
-        log = self.workdir / "producer.log"
-        self._wait(lambda: " on unix://" in _read(log) or " on tcp" in _read(log), "producer",
+        log = self.log_path("producer")
+        self._wait(processes.log_says(log, " on unix://", " on tcp"), "producer",
                    "register its prefixes")  # fmt: skip
-        for line in _read(log).splitlines():
+        for line in processes.read_log(log).splitlines():
             if "published files served" in line:
                 self.files = int(line.split(": ", 1)[-1].split()[0])
                 self._say("producer: " + line.split("ndnsci serve: ", 1)[-1])
@@ -240,34 +241,23 @@ class LocalStack:
         return {**os.environ, **self._child_env, **extra}
 
     def _spawn(self, part: str, args: list[str], **env: str) -> None:
-        with open(self.workdir / f"{part}.log", "wb") as log:
-            self._procs[part] = subprocess.Popen(
-                [sys.executable, "-m", "ndnsci", *args],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=self._env(**env),
-                start_new_session=True,  # Ctrl-C reaches us only: we stop the parts in order
-                # safe with threads: no import, no lock, one system call
-                preexec_fn=die_with_parent,  # noqa: PLW1509
-            )
+        self._procs[part] = processes.start(
+            [sys.executable, "-m", "ndnsci", *args], self.log_path(part), env=self._env(**env)
+        )
 
     def _wait(self, ready: Any, part: str, what: str) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        proc = self._procs[part]
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
+        try:
+            processes.wait_ready(self._procs[part], ready, START_TIMEOUT)
+        except processes.NotReady as exc:
+            if exc.returncode is not None:
                 raise StackError(
-                    f"the {part} exited ({proc.returncode}) before it could {what}:\n"
-                    f"{_tail(_read(self.workdir / f'{part}.log'))}"
-                )
-            if ready():
-                return
-            time.sleep(0.1)
-        raise StackError(
-            f"the {part} did not {what} within {START_TIMEOUT:.0f} s:\n"
-            f"{_tail(_read(self.workdir / f'{part}.log'))}"
-        )
+                    f"the {part} exited ({exc.returncode}) before it could {what}:\n"
+                    f"{processes.tail(self.log_path(part))}"
+                ) from None
+            raise StackError(
+                f"the {part} did not {what} within {START_TIMEOUT:.0f} s:\n"
+                f"{processes.tail(self.log_path(part))}"
+            ) from None
 
     def _export(self, values: dict[str, str]) -> None:
         for key, value in values.items():
@@ -299,8 +289,9 @@ class LocalStack:
         """The part that exited on its own, with the end of its log; None while all run."""
         for part, proc in self._procs.items():
             if proc.poll() is not None:
-                log = _tail(_read(self.log_path(part)))
-                return f"the {part} exited ({proc.returncode}):\n{log}"
+                return (
+                    f"the {part} exited ({proc.returncode}):\n{processes.tail(self.log_path(part))}"
+                )
         if self._fw_socket is not None:
             from ndnsci.ndn import forwarder
 
@@ -356,14 +347,3 @@ def _restore(key: str, value: str | None) -> None:
         os.environ.pop(key, None)
     else:
         os.environ[key] = value
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
-
-
-def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join("    " + line for line in text.strip().splitlines()[-lines:])

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ndnsci.base import processes
 from ndnsci.errors import ForwarderError, TestbedError
 from ndnsci.testbed import delay, netns
 from ndnsci.testbed.topology import Link, Node, Topology
@@ -51,11 +52,7 @@ class Process:
     log: Path
 
     def tail(self, lines: int = 12) -> str:
-        try:
-            text = self.log.read_text(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join("    " + line for line in text.strip().splitlines()[-lines:])
+        return processes.tail(self.log, lines)
 
 
 class Testbed:
@@ -141,7 +138,7 @@ class Testbed:
         self.record = netns.BedRecord(
             id=self.id,
             owner_pid=os.getpid(),
-            owner_start=netns.process_start_time(os.getpid()),
+            owner_start=processes.start_time(os.getpid()),
             topology=self.topo.source or self.topo.name,
             rundir=str(self.rundir),
         )
@@ -221,7 +218,6 @@ class Testbed:
     # --- forwarders, faces, routes -----------------------------------------------------------
 
     def _start_forwarder(self, node: Node) -> None:
-        from ndnsci.base.processes import die_with_parent
         from ndnsci.ndn import forwarder
 
         self.node_dir(node.name).mkdir(parents=True, exist_ok=True)
@@ -241,7 +237,7 @@ class Testbed:
             forwarder.start(
                 self.socket(node.name),
                 extra_env=settings,
-                preexec=die_with_parent,
+                preexec=processes.die_with_parent,
                 command_prefix=netns.in_ns(self.ns(node.name), []),
             )
         except ForwarderError as exc:
@@ -423,41 +419,28 @@ class Testbed:
     def spawn(
         self, ns: str, name: str, argv: list[str], env: dict[str, str] | None = None
     ) -> Process:
-        from ndnsci.base.processes import die_with_parent
-
         logs = self.rundir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / f"{name}.log"
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                netns.in_ns(ns, argv),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,  # Ctrl-C reaches the builder only: it stops them in order
-                preexec_fn=die_with_parent,  # noqa: PLW1509 (one prctl call)
-            )
+        # in a session of its own: Ctrl-C reaches the builder only, which stops them in order
+        proc = processes.start(netns.in_ns(ns, argv), log, env=env)
         self.procs[name] = Process(name, proc, log)
         return self.procs[name]
 
     def _wait_log(self, proc: Process, text: str, what: str) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if proc.proc.poll() is not None:
-                raise TestbedError(f"{proc.name} exited before it could {what}:\n{proc.tail()}")
-            with contextlib.suppress(OSError):
-                if text in proc.log.read_text(errors="replace"):
-                    return
-            time.sleep(0.05)
-        raise TestbedError(
-            f"{proc.name} did not {what} within {START_TIMEOUT:.0f} s:\n{proc.tail()}"
-        )
+        try:
+            processes.wait_ready(proc.proc, processes.log_says(proc.log, text), START_TIMEOUT, 0.05)
+        except processes.NotReady as exc:
+            if exc.returncode is not None:
+                raise TestbedError(
+                    f"{proc.name} exited before it could {what}:\n{proc.tail()}"
+                ) from None
+            raise TestbedError(
+                f"{proc.name} did not {what} within {START_TIMEOUT:.0f} s:\n{proc.tail()}"
+            ) from None
 
     def stop(self, proc: Process) -> None:
-        from ndnsci.base.processes import terminate
-
-        terminate(proc.proc)
+        processes.terminate(proc.proc)
         self.procs.pop(proc.name, None)
 
     # --- running things on nodes -------------------------------------------------------------
@@ -620,11 +603,9 @@ class Testbed:
             return
         self._down = True
         with _signals_deferred():
-            from ndnsci.base.processes import terminate
-
             for proc in reversed(list(self.procs.values())):
                 with contextlib.suppress(Exception):
-                    terminate(proc.proc)
+                    processes.terminate(proc.proc)
             self.procs.clear()
             removed = netns.remove(self.record)
             self.say(f"down: removed {len(removed)} namespaces")

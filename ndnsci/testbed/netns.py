@@ -20,9 +20,10 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ndnsci.base import processes
 from ndnsci.errors import TestbedError
 
 ID_PREFIX = "nsci-"
@@ -65,22 +66,6 @@ def namespaces() -> set[str]:
     return {line.split()[0] for line in run(["ip", "netns", "list"]).splitlines() if line.strip()}
 
 
-def process_start_time(pid: int) -> int | None:
-    """The kernel's start time of ``pid`` (clock ticks), to tell a process from a reused pid;
-    None when there is no such process, or only its zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return None if fields[0] == "Z" else int(fields[19])
-
-
-def alive(pid: int, start_time: int | None) -> bool:
-    now = process_start_time(pid)
-    return now is not None and (start_time is None or now == start_time)
-
-
 @dataclass
 class BedRecord:
     """What one testbed made: kept on disk while it exists."""
@@ -98,10 +83,7 @@ class BedRecord:
         return state_dir() / f"{self.id}.json"
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=1) + "\n")
-        os.replace(tmp, self.path)
+        processes.save_state(self.path, self)
 
     def add_namespace(self, name: str) -> None:
         self.namespaces.append(name)
@@ -109,14 +91,14 @@ class BedRecord:
 
     @property
     def owner_alive(self) -> bool:
-        return alive(self.owner_pid, self.owner_start)
+        return processes.alive(self.owner_pid, started=self.owner_start)
 
     @classmethod
     def load(cls, path: Path) -> BedRecord:
-        try:
-            return cls(**json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError) as exc:
-            raise TestbedError(f"unreadable testbed record {path}: {exc}") from exc
+        record = processes.load_state(path, cls, TestbedError, "testbed record")
+        if record is None:
+            raise TestbedError(f"unreadable testbed record {path}: there is no such file")
+        return record
 
 
 def records() -> list[BedRecord]:

@@ -127,6 +127,7 @@ def test_a_record_with_metadata_is_made_by_python(monkeypatch):
     assert calls == ["/A/b.nc"]
 
 
+# slow (--durations): two fresh interpreters importing the catalog, as the switch is read at import
 def test_ndnsci_hotloop_python_switches_the_compiled_document_off():
     code = "from ndnsci_catalog import ingest; print(ingest._compiled_document is None)"
     for setting, expected in (("python", "True"), ("c", "False")):

@@ -24,6 +24,7 @@ def _ndjson(_ctx: Any, value: Any) -> bytes:
     return str(value).encode("utf-8", "surrogatepass")
 
 
+# slow by design (--durations): EXAMPLES cases for each operation of the API, in-process
 def test_no_server_errors_and_responses_match_the_schema(app: Any, publish: Any, token: str):
     publish(list(cmip5_records()[:5]))
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)

@@ -21,6 +21,7 @@ SECONDS = 30.0
 STOP_SECONDS = 5.0
 
 
+# slow by design (--durations): 30 s of load on a real server is the test (module docstring)
 @pytest.mark.slow
 def test_a_hundred_clients_and_a_publish_never_wedge_the_catalog(fresh_db_url, tmp_path):
     records = list(many_records(FILES + PUBLISHED))

@@ -171,6 +171,7 @@ def test_a_first_load_writes_the_same_tables_either_way(monkeypatch, tmp_path):
     assert sum(calls) == len(records)  # both batches were written without a lookup
 
 
+# slow (--durations): two fresh interpreters importing the catalog, as the switch is read at import
 def test_ndnsci_hotloop_python_switches_the_compiled_rows_off():
     code = "from ndnsci_catalog import ingest; print(ingest._compiled_new_rows is None)"
     for setting, expected in (("python", "True"), ("c", "False")):

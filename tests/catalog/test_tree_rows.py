@@ -135,6 +135,7 @@ def test_prepare_uses_the_compiled_walk_when_built(monkeypatch):
     assert calls == [1]
 
 
+# slow (--durations): two fresh interpreters importing the catalog, as the switch is read at import
 def test_ndnsci_hotloop_python_switches_the_compiled_walk_off():
     code = "from ndnsci_catalog import ingest; print(ingest._compiled_tree_rows is None)"
     for setting, expected in (("python", "True"), ("c", "False")):

@@ -38,6 +38,8 @@ def test_check_starts_searches_fetches_and_stops(fw, sample_dir, tmp_path):
     assert "ndnsci is up" in out.stdout and "check: ok" in out.stdout
     assert "check: search model=HadCM3 variable=tas: 3 files" in out.stdout
     assert "SHA-256 verified" in out.stdout
+    native = [line for line in out.stderr.splitlines() if "native plane" in line]
+    assert len(native) == 1 and "ndnsci native up" in native[0], out.stderr
     assert closed(port) and not forwarder.is_running(workdir / "fw" / "nfd.sock")
     shutil.rmtree(workdir, ignore_errors=True)
 
@@ -152,3 +154,15 @@ def test_a_stack_takes_only_its_own_catalog_for_ready(stack):
     other = LocalStack(port=0, set_environment=False)
     other.catalog_url = stack.catalog_url
     assert stack._healthy() and not other._healthy()
+
+
+def test_the_native_line_says_whether_it_is_built_and_how_to_turn_it_on(monkeypatch, tmp_path):
+    from ndnsci.cli import up as up_command
+    from ndnsci.native import install
+
+    monkeypatch.setattr(install, "ndn_dpdk", lambda: None)
+    line = up_command.native_line()
+    assert "not built" in line and "`make native`" in line and "`ndnsci native up`" in line
+    monkeypatch.setattr(install, "ndn_dpdk", lambda: install.Build(tmp_path))
+    line = up_command.native_line()
+    assert f"built ({tmp_path})" in line and "`ndnsci native up`" in line and "\n" not in line

@@ -231,3 +231,26 @@ def test_the_disk_hash_stops_anywhere_and_finishes_what_is_left(tmp_path):
             too_far.finish(len(BIG) + (4 << 20))
     finally:
         os.close(fd)
+
+
+class Listing(Memory):
+    """A transport that lists directories too (a :class:`transports.Lister`)."""
+
+    name = "listing"
+
+    def list_directory(self, name: str, options: transports.FetchOptions) -> list[tuple[str, bool]]:
+        return [(f"{name}:{options.window}", False), ("sub", True)]
+
+
+def make_listing() -> Listing:
+    return Listing()
+
+
+def test_listings_go_through_the_transport_and_one_that_cannot_list_says_so(memory, monkeypatch):
+    register(monkeypatch, "listing", "make_listing")
+    options = transports.FetchOptions(window=3)
+    listed = transports.list_directory("/a/d", options, "listing")
+    assert listed == [("/a/d:3", False), ("sub", True)]
+    with pytest.raises(UnknownTransportError, match="'memory' cannot list directories"):
+        transports.list_directory("/a/d", transport="memory")
+    assert hasattr(transports.get_transport("python"), "list_directory")

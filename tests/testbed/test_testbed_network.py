@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from support import wait_for
 
+from ndnsci.base import processes
 from ndnsci.errors import TestbedError
 from ndnsci.testbed import experiments, netns, topology
 from ndnsci.testbed.bed import Testbed
@@ -187,10 +188,10 @@ def test_a_killed_builder_leaves_nothing_running_and_down_removes_the_rest(tmp_p
     proc.kill()  # no cleanup of its own
     proc.wait(timeout=10)
     wait_for(  # they died with their builder
-        lambda: not any(netns.alive(p, None) for p in pids),
+        lambda: not any(processes.alive(p) for p in pids),
         20,
         "the builder's processes to die with it",
-        detail=lambda: f": {[p for p in pids if netns.alive(p, None)]} still running",
+        detail=lambda: f": {[p for p in pids if processes.alive(p)]} still running",
     )
     down = subprocess.run(
         [*CLI, "down"],
