@@ -68,7 +68,16 @@ def test_check_without_a_build_says_make_native(
 def test_check_as_an_unprivileged_user_says_why_not(native_ready: install.Build) -> None:
     if shutil.which("setpriv") is None:
         pytest.fail("setpriv (util-linux) is missing")
-    done = native("check", user="65534", env={"HOME": "/nonexistent"})  # nobody
+    # nobody, with nobody's own folders (not the test process's private XDG folders, which
+    # nobody cannot enter)
+    nobody = {
+        "HOME": "/nonexistent",
+        **{
+            f"XDG_{kind}_HOME": f"/nonexistent/{kind.lower()}"
+            for kind in ("CACHE", "CONFIG", "DATA", "STATE")
+        },
+    }
+    done = native("check", user="65534", env=nobody)
     assert done.returncode == check.CANNOT_RUN, done.stdout + done.stderr
     assert " NO  privileges  not root" in done.stdout
     assert "cannot run the native plane" in done.stdout
