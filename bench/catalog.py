@@ -53,11 +53,11 @@ import httpx
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ndnsci.site.publishing import PREPARE_PROCESSES, RECORDS_BATCH  # noqa: E402
 from ndnsci_catalog import loader  # noqa: E402
 from ndnsci_catalog.database import make_engine, make_sessionmaker  # noqa: E402
 from ndnsci_catalog.facetindex import FacetIndex, engine_source  # noqa: E402
 from ndnsci_catalog.migrate import upgrade  # noqa: E402
-from ndnsci.site.publishing import PREPARE_PROCESSES, RECORDS_BATCH  # noqa: E402
 
 NDNSCI = Path(sys.executable).with_name("ndnsci")
 #: runs a command and prints its peak resident memory (KiB): a parent with no other child

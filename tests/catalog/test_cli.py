@@ -25,11 +25,11 @@ from sqlalchemy.orm import Session
 from support import CLI, child_processes, wait_for
 
 from ndnsci.base.processes import free_port
+from ndnsci.cli import main
+from ndnsci.site.publishing import RECORDS_BATCH
 from ndnsci_catalog.config import Settings
 from ndnsci_catalog.database import make_engine
 from ndnsci_catalog.main import create_app
-from ndnsci.cli import main
-from ndnsci.site.publishing import RECORDS_BATCH
 from ndnsci_translators import translate
 
 from . import consistency
@@ -313,8 +313,8 @@ def test_serve_without_migrating_refuses_an_older_schema(fresh_db_url, capsys):
     free text) says what to do instead of failing at the first replace or retract."""
     from alembic import command
 
-    from ndnsci_catalog.migrate import alembic_config, schema_behind
     from ndnsci.cli import main
+    from ndnsci_catalog.migrate import alembic_config, schema_behind
 
     assert schema_behind(fresh_db_url) is None
     command.downgrade(alembic_config(fresh_db_url), "2026_11_23_token_expiry")
