@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 export const WEBUI = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const REPO = resolve(WEBUI, "..");
 export const SAMPLE = join(REPO, "tests/data/netcdf/cmip5");
-export const DIST = join(WEBUI, "..", "ndnsci", "catalog", "portal");
+export const DIST = join(WEBUI, "..", "catalog", "ndnsci_catalog", "portal");
 export const SCREENSHOTS = join(REPO, "docs/screenshots");
 
 /** The `ndnsci` command: $NDNSCI_BIN, else the repository's virtualenv. */
