@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ndnsci import __version__
 from ndnsci.cli._common import formatter
+from ndnsci.errors import missing
 
 if TYPE_CHECKING:  # argparse is imported by build_parser: `ndnsci fetch NAME` runs without it
     import argparse
@@ -92,8 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = EXTRAS.get((exc.name or "").partition(".")[0])
         if extra is None:
             raise
-        print(f"ndnsci {args.command}: {exc.name} is not installed: pip install 'ndnsci[{extra}]'",
-              file=sys.stderr)  # fmt: skip
+        print(missing(exc.name or "", extra, f"ndnsci {args.command}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
