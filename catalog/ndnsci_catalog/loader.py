@@ -33,6 +33,8 @@ import secrets
 import shutil
 import sys
 import tempfile
+import threading
+import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -199,7 +201,9 @@ class RequestPreparer:
 
     def _start(self) -> ProcessPoolExecutor:
         context = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
+        self._pool = ProcessPoolExecutor(
+            self.workers, mp_context=context, initializer=_exit_with, initargs=(os.getpid(),)
+        )
         return self._pool
 
     def _make_folder(self) -> str:
@@ -218,6 +222,21 @@ class RequestPreparer:
         if self._removal is not None:
             self._removal()
             self._folder = self._removal = None
+
+
+def _exit_with(server: int) -> None:
+    """In a preparing process: exit when the server that started it is gone. A server that is
+    SIGKILLed cannot stop its pool, and the worker would wait on its queue forever (and keep
+    multiprocessing's resource tracker alive with it). A thread, not ``PR_SET_PDEATHSIG``:
+    that signal follows the thread that spawned the worker, a thread pool's, which may end
+    long before the server does."""
+
+    def watch() -> None:
+        while os.getppid() == server:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-the-server", daemon=True).start()
 
 
 def _ready() -> None:

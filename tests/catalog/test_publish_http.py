@@ -118,6 +118,27 @@ def test_the_server_starts_its_preparing_process_with_itself_and_joins_it_at_exi
     assert not Path(f"/proc/{workers[0]}").exists()  # joined by the server, not left a zombie
 
 
+def test_a_killed_server_leaves_no_preparing_process_behind(fresh_db_url, token):
+    """SIGKILL gives the server no chance to stop its pool: its preparing process and
+    multiprocessing's resource tracker notice their parent is gone and exit on their own."""
+    running = Server(fresh_db_url)
+    children = child_processes(running.process.pid)
+    assert children  # the preparing process and the resource tracker
+    running.kill()
+
+    def gone() -> bool:
+        return not any(Path(f"/proc/{pid}").exists() and _not_zombie(pid) for pid in children)
+
+    wait_for(gone, 15, "the killed server's children to exit")
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_a_stream_larger_than_the_limit_goes_in_the_batches_the_server_states(
     server, token, fresh_db_url
 ):
