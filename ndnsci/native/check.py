@@ -65,18 +65,29 @@ class Report:
 
 def run(pages: int, proc: Path = PROC) -> Report:
     """Every check; ``pages`` is how many 2 MB hugepages ``native up`` would need."""
-    checks: list[Callable[[], Finding]] = [
-        lambda: _cpu(proc),
-        _kernel,
-        lambda: _io_uring(proc),
-        _root,
-        lambda: _hugepages(pages, proc),
-        _memif,
-        _veth,
-        _build,
-        _ndnc,
+    checks: list[tuple[str, Callable[[], Finding]]] = [
+        ("cpu", lambda: _cpu(proc)),
+        ("kernel", _kernel),
+        ("io_uring", lambda: _io_uring(proc)),
+        ("privileges", _root),
+        ("hugepages", lambda: _hugepages(pages, proc)),
+        ("memif", _memif),
+        ("veth", _veth),
+        ("build", _build),
+        ("ndnc", _ndnc),
     ]
-    return Report([check() for check in checks])
+    return Report([_guarded(name, check) for name, check in checks])
+
+
+def _guarded(name: str, check: Callable[[], Finding]) -> Finding:
+    """One check; a folder or file it cannot read (an unprivileged user and root's cache, say)
+    is that check's finding, not the end of the report."""
+    try:
+        return check()
+    except OSError as error:
+        where = f": {error.filename}" if error.filename else ""
+        reason = error.strerror or type(error).__name__
+        return Finding(name, False, f"could not be checked: {reason}{where}", name != "ndnc")
 
 
 def cpu_flags(proc: Path = PROC) -> set[str]:
