@@ -232,6 +232,8 @@ def test_characters_outside_the_unreserved_set_are_escaped_and_round_trip():
         ("/store/user/x/a\x00.root", "control-character"),
         ("/store/user/x/a\nb.root", "control-character"),
         ("/store/user/x/a\udcff.root", "control-character"),
+        ("root://host\x00.cern.ch//store/user/x/a.root", "control-character"),
+        ("/eos/cms\x1b[2J/store/user/x/a.root", "control-character"),
         ("/store/mc//x.root", "empty-segment"),
         ("/store/../etc/passwd", "unsafe-path"),
         ("/store/mc/../../etc/passwd", "unsafe-path"),

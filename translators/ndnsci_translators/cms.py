@@ -175,6 +175,8 @@ def _to_lfn(text: str, corrections: list[Correction]) -> str:
     if at < 0:
         raise Rejected("not-an-lfn", f"CMS logical file names start with /store/, got {text!r}")
     prefix, lfn_text = text[:at], text[at:]
+    # what is removed is reported: it must be text a person can read, as the LFN must
+    screen_control(prefix, "site paths and URLs (printable text)")
     if "://" in prefix:
         lfn_text = lfn_text.split("?", 1)[0].split("#", 1)[0]
     corrections.append(
