@@ -97,7 +97,7 @@ test: setup portal
 # The quick tier for everyday work (< 3 minutes): lint, types, layers and the tests that need no
 # running system (no forwarder, PostgreSQL, server or service: the `system` marker that
 # tests/conftest.py applies). `make test` before a submission.
-check: $(STAMP)
+check: $(STAMP) portal
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
