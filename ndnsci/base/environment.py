@@ -112,7 +112,7 @@ def settings() -> Settings:
         ),
         ndn_dpdk_prefix=_path(env.get("NDNSCI_NDNDPDK_PREFIX")),
         ndnc_prefix=_path(env.get("NDNSCI_NDNC_PREFIX")),
-        native_run=_path(env.get("NDNSCI_NATIVE_RUN")) or Path("/run/ndnsci/native"),
+        native_run=Path(native_run()),
         xrootd_run=_path(env.get("NDNSCI_XROOTD_RUN")) or Path("/run/ndnsci/xrootd"),
         testbed_state=_path(env.get("NDNSCI_TESTBED_STATE")) or Path("/run/ndnsci-testbed"),
         delay_binary=_path(env.get("NSCI_DELAY")),
@@ -122,6 +122,12 @@ def settings() -> Settings:
 # What the data plane reads on every fetch, one value each: settings() computes every folder
 # through platformdirs (with tempfile, ~4 ms of a fetch's start-up, DEVELOPERS.md "Start-up
 # budget"), which a fetch does not need.
+
+
+def native_run() -> str:
+    """The native plane's folder (``settings().native_run``) without the settings' imports:
+    the default engine asks whether a plane is up on a fetch's way to its first byte."""
+    return os.environ.get("NDNSCI_NATIVE_RUN") or "/run/ndnsci/native"
 
 
 def client_transport() -> str:

@@ -86,9 +86,10 @@ def options() -> list[Option]:
         (None, ("--trust",), {"metavar": "KEYID",
                               "help": "require metadata signed by this key id"}),
         (None, ("--engine", "--transport"), {
-            "dest": "transport", "default": "python", "metavar": "NAME",
-            "help": "data plane to fetch with: python (default), ndn-dpdk, ndnc "
-            "(docs/native.md), or auto: ndn-dpdk when `ndnsci native up` runs, else python",
+            "dest": "transport", "default": "auto", "metavar": "NAME",
+            "help": "data plane to fetch with: auto (default: per file, NDN-DPDK's fetcher "
+            "where `ndnsci native up` runs and serves the name, else ndnsci's own), python, "
+            "ndn-dpdk, ndnc (docs/native.md)",
         }),
         (None, ("--progress",), {
             "choices": PROGRESS_CHOICES, "default": "auto",
@@ -210,8 +211,6 @@ def _download(args: argparse.Namespace, items: list[Any], parallel: int, options
     from ndnsci.sdk.transports import UnknownTransportError, get_transport
 
     by_name = bool(args.names)
-    if args.transport == "auto":
-        args.transport = _auto_engine()
     try:
         # the data plane's modules, loaded now (download() would) to be frozen with the others:
         # the collector does not walk them at each collection and at exit (cli.main)
@@ -309,12 +308,6 @@ def _describe(o: Any) -> str:
     return (
         f"{o.path}: {o.size:,} bytes in {o.seconds:.2f} s ({o.mbps:.1f} MB/s), "
         f"{o.retransmissions} retransmissions ({o.timeouts} timeouts, {o.nacks} Nacks, "
-        f"{o.rejected} rejected), sha256 {o.checksum}, signer {o.signer}{resumed}"
+        f"{o.rejected} rejected), sha256 {o.checksum}, signer {o.signer}, "
+        f"engine {o.engine}{resumed}"
     )
-
-
-def _auto_engine() -> str:
-    """``--engine auto``: the native plane's fetcher when it is up, else ndnsci's own."""
-    from ndnsci.native.plane import Plane
-
-    return "ndn-dpdk" if Plane().is_up() else "python"

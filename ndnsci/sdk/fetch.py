@@ -496,7 +496,7 @@ class _Engine:
             self.journal.record(wanted, target, digest)  # before a waiting fetch looks
         finally:
             part.release()
-        _fill(outcome, received, digest)
+        _fill(outcome, received, digest, self.transport)
         known = received.published_sha256 or wanted.sha256
         outcome.checksum = "verified" if known else "unavailable"
         outcome.status = "done"
@@ -593,8 +593,9 @@ def _check_published(name: str, digest: str, received: Received) -> None:
         )
 
 
-def _fill(outcome: Outcome, received: Received, digest: str) -> None:
+def _fill(outcome: Outcome, received: Received, digest: str, transport: object = None) -> None:
     outcome.size, outcome.sha256, outcome.signer = received.size, digest, received.signer
+    outcome.engine = received.engine or getattr(transport, "name", "")
     for counter in (
         "segments", "retransmissions", "timeouts", "nacks", "rejected", "congestion_marks",
         "resumed_segments",

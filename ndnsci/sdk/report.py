@@ -35,6 +35,7 @@ class Outcome:
     sha256: str = ""
     checksum: str = ""
     signer: str = ""
+    engine: str = ""  # what moved the bytes: python, ndn-dpdk, ndn-dpdk+python (a fall-back)
     segments: int = 0
     retransmissions: int = 0
     timeouts: int = 0

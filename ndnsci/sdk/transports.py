@@ -28,11 +28,14 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
 
-DEFAULT = "python"
+# "auto" (ndnsci.native.auto): NDN-DPDK's fetcher where the native plane reaches the name,
+# else ndnsci's own consumer, per file
+DEFAULT = "auto"
 ENTRY_POINT_GROUP = "ndnsci.transports"
 # Transports that ship with ndnsci, found without scanning the installed packages' metadata
 # (that scan costs tens of milliseconds at start-up; as xarray's BACKEND_ENTRYPOINTS).
 BUILTIN = {
+    "auto": "ndnsci.native.auto:AutoTransport",
     "python": "ndnsci.ndn.consumer:PythonTransport",
     # the native data plane (docs/native.md): NDN-DPDK's fetcher, NDNc's file-transfer client
     "ndn-dpdk": "ndnsci.native.fetcher:NdnDpdkTransport",
@@ -103,6 +106,7 @@ class Received:
     resumed_segments: int = 0
     warnings: list[str] = field(default_factory=list)
     digests_deferred: bool = False  # segments' digests left to the whole-file SHA-256
+    engine: str = ""  # the engine that moved the bytes ("": the transport's name)
 
     def __post_init__(self) -> None:
         if self.warnings is None:  # warnings=None means none, as it always has (typed list[str])

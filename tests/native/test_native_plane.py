@@ -295,9 +295,13 @@ def test_graphql_errors_carry_ndndpdk_s_message(plane: PlaneFixture) -> None:
 def test_engine_auto_picks_the_native_fetcher_only_while_the_plane_is_up(
     plane: PlaneFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ndnsci.cli.fetch import _auto_engine
+    from ndnsci.native.auto import AutoTransport
 
+    root = tmp_path / "root"
+    random_file(root / "x.bin", 1000)
+    prefix = unique("/test/auto")
     monkeypatch.setenv("NDNSCI_NATIVE_RUN", str(plane.plane.run))
-    assert _auto_engine() == "ndn-dpdk"
-    monkeypatch.setenv("NDNSCI_NATIVE_RUN", str(tmp_path / "no-plane"))
-    assert _auto_engine() == "python"
+    with FileServer(root, prefix):
+        assert AutoTransport().engine_for(f"{prefix}/x.bin") == "ndn-dpdk"
+        monkeypatch.setenv("NDNSCI_NATIVE_RUN", str(tmp_path / "no-plane"))
+        assert AutoTransport().engine_for(f"{prefix}/x.bin") == "python"

@@ -136,7 +136,8 @@ def test_stop_cancels_and_leaves_the_part_for_a_resume(memory, tmp_path):
 
 
 def test_an_unknown_transport_names_the_valid_ones(tmp_path):
-    with pytest.raises(UnknownTransportError, match=r"valid transports: ndn-dpdk, ndnc, python$"):
+    valid = r"valid transports: auto, ndn-dpdk, ndnc, python$"
+    with pytest.raises(UnknownTransportError, match=valid):
         download(["/x/f.bin"], tmp_path, transport="carrier-pigeon")
     out = run_cli("fetch", "/x/f.bin", "-o", str(tmp_path), "--transport", "carrier-pigeon")
     assert out.returncode == 2 and "unknown transport 'carrier-pigeon'" in out.stderr
