@@ -168,10 +168,17 @@ async def _busy(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """FastAPI's answer; a body too large also says how large a body may be."""
+    """FastAPI's answer; a body too large also says how large a body may be; JSON nested too
+    deeply for the decoder is a 422 as any other JSON the catalog cannot take (FastAPI's is a
+    400 "There was an error parsing the body")."""
     if isinstance(exc, BodyTooLarge):
         return JSONResponse(exc.to_dict(), status_code=413)
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 400 and isinstance(exc.__cause__, RecursionError):
+        error = {"type": "json_invalid", "loc": ["body"], "msg": "JSON nested too deeply"}
+        return JSONResponse(
+            {"detail": "body: JSON nested too deeply", "errors": [error]}, status_code=422
+        )
     return await http_exception_handler(request, exc)
 
 

@@ -119,6 +119,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from ndnsci_catalog.migrate import schema_behind, upgrade
 
     sys.setswitchinterval(SWITCH_SECONDS)
+    if args.db and (folder := _missing_sqlite_folder(str(args.db))) is not None:
+        # a typo'd --db is not a new folder tree with an empty catalog in it
+        print(f"ndnsci catalog serve: {folder}: no such directory (for --db)", file=sys.stderr)
+        return 2
     settings = Settings(db=db_url(args))
     if not args.no_migrate:
         upgrade(settings.db)
@@ -152,6 +156,27 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     _leave_busy_threads(SHUTDOWN_SECONDS)
     return 0
+
+
+def _missing_sqlite_folder(url: str) -> str | None:
+    """The folder of a SQLite file URL when it does not exist (the engine would create it);
+    None for any other URL (what is wrong with a bad one is said where URLs are read)."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:"):
+        return None
+    folder = Path(database).expanduser().parent
+    return None if folder.is_dir() else str(folder)
 
 
 def _leave_busy_threads(seconds: float) -> None:

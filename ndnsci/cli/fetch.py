@@ -6,7 +6,9 @@
 
 Every file is discovered through its RDR metadata, fetched with a window of Interests in
 flight, checked (segment digests, the publisher's signature), hashed on disk and compared with
-the publisher's signed SHA-256 (and the catalog's, when known), then renamed into place. Two
+the publisher's signed SHA-256 and the catalog's, then renamed into place. A NAME is looked up
+in the catalog when one is known (--catalog or $NDNSCI_CATALOG): a file the catalog holds must
+have its size and SHA-256, or it is refused and removed. Two
 fetches of one file into one directory never mix: the second waits for the first.
 
 NAMEs land flat in DIR and are fetched again unless ``--resume`` (which also continues a
@@ -205,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
 def _download(args: argparse.Namespace, items: list[Any], parallel: int, options: Any) -> int:
     import gc
 
-    from ndnsci.errors import TransportError
+    from ndnsci.errors import CatalogError, TransportError
     from ndnsci.sdk.fetch import download
     from ndnsci.sdk.report import Interrupted
     from ndnsci.sdk.transports import UnknownTransportError, get_transport
@@ -226,7 +228,10 @@ def _download(args: argparse.Namespace, items: list[Any], parallel: int, options
             retries=args.retries,
             options=options,
             transport=args.transport,
+            catalog=args.catalog,  # NAMEs: checked against its records ($NDNSCI_CATALOG too)
         )
+    except CatalogError as exc:
+        return fail("fetch", f"cannot check the names with the catalog: {exc}")
     except (TransportError, UnknownTransportError) as exc:
         return fail("fetch", exc)  # no forwarder: the message says how to start one
     except OSError as exc:

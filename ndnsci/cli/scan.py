@@ -16,6 +16,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
+from ndnsci.cli._common import fail
 from ndnsci.cli.translate import make_converter
 from ndnsci.sdk.describe import walk
 from ndnsci_translators import Translation
@@ -40,6 +41,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
+    for root in args.roots:
+        if not os.path.exists(root):  # a typo is not "Scanned 0 files"
+            return fail("scan", f"{root}: no such file or directory")
     convert = make_converter(args)
     started = time.perf_counter()
     results = [convert(path) for root in args.roots for path in walk(root)]

@@ -1,9 +1,9 @@
 """``ndnsci up``: the whole system on this machine, with data published, until Ctrl-C.
 
-Starts an NDN forwarder (or uses the one already running), a catalog with DIR published into
-it (default: a generated sample archive of CMIP5 and CMS files), and a producer serving DIR's
-files under their catalog names; prints the portal's URL and commands that work; stops
-everything on Ctrl-C or SIGTERM.
+Starts an NDN forwarder (or uses the one already running, and stops when that one stops), a
+catalog with DIR published into it (default: a generated sample archive of CMIP5 and CMS files;
+a DIR that does not exist is an error), and a producer serving DIR's files under their catalog
+names; prints the portal's URL and commands that work; stops everything on Ctrl-C or SIGTERM.
 
 ``--check`` starts everything, runs one search and one fetch (verified), prints what they
 gave and stops: exit status 0 when both worked (for scripts, CI and ``make demo``).
@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     from ndnsci.ndn.transport import transport_uri
     from ndnsci.site.stack import LocalStack
 
+    if args.data and not Path(args.data).is_dir():
+        # a typo would get the sample written into a new folder of that name, and published
+        what = "not a directory" if Path(args.data).exists() else "no such directory"
+        return fail("up", f"--data {args.data}: {what}")
     user_transport = transport_uri()  # before the stack points NDN_CLIENT_TRANSPORT at itself
     print(native_line(), file=sys.stderr)
     stop = threading.Event()

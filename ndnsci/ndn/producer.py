@@ -38,6 +38,7 @@ from ndnsci.base import environment
 from ndnsci.base.hashes import sha256 as new_sha256
 from ndnsci.errors import NdnError, TransportError
 from ndnsci.ndn import control, rdr, tlv
+from ndnsci.ndn import name as ndnname
 from ndnsci.ndn.filehash import FileKey, HashCache, file_key
 from ndnsci.ndn.keys import PublisherKey
 from ndnsci.ndn.transport import Face
@@ -172,7 +173,8 @@ class Producer:
         self.objects: OrderedDict[bytes, _Object] = OrderedDict()
         self.key_name = self.prefix_value + KEY_KEYWORD + tlv.generic(key.key_id) if key else None
         # Interests answered, by kind (``ndnsci serve`` prints them on SIGUSR1)
-        self.stats = {"interests": 0, "segments": 0, "metadata": 0, "nacks": 0}
+        # (``changed``: files a MappedProducer stopped serving, their content not the published)
+        self.stats = {"interests": 0, "segments": 0, "metadata": 0, "nacks": 0, "changed": 0}
         self.registered: set[tuple[bytes, ...]] = set()
         self.registrations_changed = False
         self.compiled = _compiled()
@@ -371,6 +373,7 @@ class Producer:
                 # a millisecond here saves the consumer a "pending" round trip and its wait:
                 # what makes a bulk download of thousands of small files fast
                 digest = self.hashes.compute(obj.key)
+            self._verify(path_comps, obj, digest)
         metadata = rdr.Metadata(
             versioned_name=obj.versioned,
             final_block_id=tlv.segment(obj.last_segment),
@@ -388,6 +391,10 @@ class Producer:
         freshness = NACK_FRESHNESS_MS if metadata.sha256_pending else METADATA_FRESHNESS_MS
         meta = tlv.meta_info(tlv.CT_BLOB, freshness, tlv.segment(0))
         return self._sign(name, meta, metadata.encode())
+
+    def _verify(self, path_comps: list[bytes], obj: _Object, digest: bytes | None) -> None:
+        """Raise NotServed when ``digest`` (None: not known yet) is not the content that may be
+        served under the name; a plain tree serves whatever its files hold."""
 
     def _sign(self, name: bytes, meta: bytes, content: bytes) -> bytes:
         if self.key is None or self.key_name is None:
@@ -438,7 +445,9 @@ class Producer:
         if version_of(st) != version:
             self._forget(versioned)
             raise NotServed(f"version {version} is gone (now v={version_of(st)})")
-        if obj is not None and (obj.size, obj.path) == (st.st_size, path):
+        # the same content version (size, mtime and ctime: a file rewritten in place with its
+        # mtime put back has a new ctime), else opened again, its checksum asked again
+        if obj is not None and (obj.key, obj.path) == (file_key(path, st), path):
             obj.checked = time.monotonic()
             self.objects.move_to_end(versioned)
             return obj
@@ -507,8 +516,9 @@ class NameTable:
     """Exact names -> files below ROOT; the directories are the names' prefixes.
 
     ``files`` maps a name's encoded components (absolute: the scheme root first, e.g.
-    ``/CMIP5``) to the file's path; ``sizes``, when known, to the size it was published with.
-    Nothing but these names reaches a file.
+    ``/CMIP5``) to the file's path; ``sizes``, when known, to the size it was published with;
+    ``sha256s``, when known, to the SHA-256 it was published with (raw bytes). Nothing but these
+    names reaches a file.
     """
 
     def __init__(
@@ -516,9 +526,11 @@ class NameTable:
         files: dict[tuple[bytes, ...], bytes],
         sizes: dict[tuple[bytes, ...], int] | None = None,
         version_ns: int | None = None,
+        sha256s: dict[tuple[bytes, ...], bytes] | None = None,
     ) -> None:
         self.files = files
         self.sizes = sizes or {}  # the published size: a file that changed is not served
+        self.sha256s = sha256s or {}  # the published content: nor is one that holds other bytes
         self.version = version_ns or time.time_ns()
         children: dict[tuple[bytes, ...], set[tuple[bytes, bool]]] = {}
         for key in files:
@@ -544,6 +556,7 @@ class MappedProducer(Producer):
     def __init__(self, root: str, table: NameTable, **kwargs: Any) -> None:
         super().__init__(root, [], **kwargs)
         self.table = table
+        self.changed: set[FileKey] = set()  # file versions found to hold unpublished content
 
     def update(self, table: NameTable) -> None:
         """Serve ``table`` from now on (any thread); new roots get registered."""
@@ -572,6 +585,34 @@ class MappedProducer(Producer):
             times = {"st_mtime_ns": table.version, "st_ctime_ns": table.version}
             return _VIRTUAL + b"".join(key), os.stat_result(fields, times)
         raise NotServed("not found")
+
+    def _object(self, path_comps: list[bytes], listing: bool, version: int) -> _Object:
+        """As a tree's, and a file's content is checked against the published SHA-256 as soon
+        as its digest is known (at once up to INLINE_HASH_MAX, else once hashed in the
+        background): a file changed in place, its size and mtime kept, is not served."""
+        obj = super()._object(path_comps, listing, version)
+        if obj.payload is None:  # a file, not a listing
+            digest = self.hashes.lookup(obj.key)
+            if digest is None and obj.size <= INLINE_HASH_MAX:
+                digest = self.hashes.compute(obj.key)
+            self._verify(path_comps, obj, digest)
+        return obj
+
+    def _verify(self, path_comps: list[bytes], obj: _Object, digest: bytes | None) -> None:
+        key = tuple(path_comps)
+        published = self.table.sha256s.get(key)
+        if digest is None or published is None or digest == published:
+            return
+        self._forget(obj.versioned)  # no segment from the fast path either
+        if obj.key not in self.changed:
+            self.changed.add(obj.key)
+            self.stats["changed"] += 1
+            log.warning(
+                "not serving %s: its content (sha256 %s) is not the published one (%s); "
+                "publish it again if the change is meant",
+                ndnname.to_uri(list(key)), digest.hex(), published.hex(),
+            )  # fmt: skip
+        raise NotServed("the file changed since it was published")
 
     def _list(self, directory: bytes) -> list[tuple[bytes, bool]]:
         if not directory.startswith(_VIRTUAL):

@@ -114,6 +114,38 @@ def plan(items: Iterable[Item], layout: Layout = "drs") -> list[ManifestEntry | 
     return planned
 
 
+def looked_up(
+    planned: list[ManifestEntry | Outcome], catalog: str | Literal[False] | None
+) -> list[ManifestEntry | Outcome]:
+    """``planned`` with the catalog's size and SHA-256 for each file given by name only, when a
+    catalog is known (``catalog``, else ``$NDNSCI_CATALOG``; ``False``: none): a fetch by name
+    is then checked against the catalog as a search's files are. A name the catalog does not
+    hold keeps the publisher's signed SHA-256 alone (another site's file, a plain ``serve``).
+
+    Raises:
+        CatalogError: the catalog cannot be asked (nothing was fetched).
+    """
+    url = os.environ.get("NDNSCI_CATALOG") if catalog is None else catalog
+    names = [p.name for p in planned if isinstance(p, ManifestEntry) and p.sha256 is None]
+    if not url or not names:
+        return planned
+    from ndnsci.sdk.client import Catalog  # only with a catalog: not a plain fetch's start-up
+
+    with Catalog(url) as known:
+        answers = known.manifest(names)
+    found = {
+        name: entry
+        for name, entry in zip(names, answers, strict=False)
+        if isinstance(entry, ManifestEntry) and entry.sha256 is not None
+    }
+    return [
+        p._replace(sha256=found[p.name].sha256, size=found[p.name].size)
+        if isinstance(p, ManifestEntry) and p.sha256 is None and p.name in found
+        else p
+        for p in planned
+    ]
+
+
 def _refused(name: str, reason: str) -> Outcome:
     return Outcome(name=name, path="", status="failed", error=reason)
 
@@ -670,6 +702,7 @@ def download(
     options: FetchOptions | None = None,
     transport: str = DEFAULT,
     stop: threading.Event | None = None,
+    catalog: str | Literal[False] | None = None,
 ) -> FetchReport:
     """Fetch many files over NDN into ``dest`` and report on each; never raises for one file.
 
@@ -679,7 +712,9 @@ def download(
     (the default) complete files are skipped after a checksum check and partial ones continue.
     ``progress``: bars on stderr when it is a terminal (the default), ``True`` to ask for them,
     ``"text"``, ``False``, or your :class:`Progress`. ``transport``: the data plane
-    (:func:`ndnsci.sdk.transports.list_transports`).
+    (:func:`ndnsci.sdk.transports.list_transports`). ``catalog``: the catalog URL whose size and
+    SHA-256 a file given by name must match (default ``$NDNSCI_CATALOG`` when set; ``False``:
+    the publisher's signed SHA-256 alone).
 
     Example::
 
@@ -694,11 +729,12 @@ def download(
         OSError: ``dest`` cannot be created.
         Interrupted: Ctrl-C; the workers stopped, ``.report`` says what is done, a re-run
             continues (a KeyboardInterrupt).
+        CatalogError: ``catalog`` is known and cannot be asked (nothing was fetched).
         ValueError: a bad ``layout``, ``parallel``, ``progress`` or ``transport``.
     """
     if parallel < 1:
         raise ValueError("parallel must be at least 1")
-    planned = plan(items, layout)
+    planned = looked_up(plan(items, layout), catalog)
     wanted = [p for p in planned if isinstance(p, ManifestEntry)]
     with _engine(
         dest, progress=progress, retries=retries, resume=resume, options=options,
@@ -797,6 +833,7 @@ def fetch_file(
     options: FetchOptions | None = None,
     transport: str = DEFAULT,
     stop: threading.Event | None = None,
+    catalog: str | Literal[False] | None = None,
 ) -> Outcome:
     """One file through the engine in the caller's thread, raising on failure (what each worker
     of :func:`download` does, without the pool; the data-plane tests use it).
@@ -806,7 +843,7 @@ def fetch_file(
         ManifestError: ``item`` is not a file to fetch.
         OSError: the file cannot be written.
     """
-    planned = plan([item], layout)
+    planned = looked_up(plan([item], layout), catalog)
     wanted = planned[0] if planned else None
     if not isinstance(wanted, ManifestEntry):
         raise ManifestError((wanted.error if wanted else None) or "nothing to fetch")
@@ -832,13 +869,15 @@ def fetch(
     retries: int = 2,
     options: FetchOptions | None = None,
     transport: str = DEFAULT,
+    catalog: str | Literal[False] | None = None,
 ) -> list[Path]:
     """Fetch files over NDN into ``dest``; returns their local paths, each verified.
 
     ``items`` is a search's results, a list of :class:`File` or manifest entries, NDN names, or
     one of these. Complete files already in ``dest`` are kept (after a checksum check), partial
     ones continue. Each file's SHA-256 is computed from the bytes on disk and checked against
-    the publisher's signed metadata and against the catalog's record. Progress bars go to
+    the publisher's signed metadata and against the catalog's record (for a name, the record of
+    ``catalog``, default ``$NDNSCI_CATALOG`` when set). Progress bars go to
     stderr, and only when it is a terminal (``progress=True`` asks for them anyway).
 
     Example::
@@ -855,7 +894,7 @@ def fetch(
     """
     report = download(
         _as_items(items), dest, parallel=parallel, resume=resume, progress=progress,
-        layout=layout, retries=retries, options=options, transport=transport,
+        layout=layout, retries=retries, options=options, transport=transport, catalog=catalog,
     )  # fmt: skip
     if not report.ok:
         raise DownloadError(report)

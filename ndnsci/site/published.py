@@ -5,7 +5,9 @@ publisher's disk (``ndnsci publish`` drops the path on purpose). The producer fi
 way the publisher named the files in the first place: it walks ROOT, names every file exactly
 as ``ndnsci publish`` does (same translators, same netCDF attributes), and keeps the files
 whose name the catalog holds with the same size. A file the catalog does not hold, or holds
-with another size, is not served.
+with another size, is not served; nor is one whose content is not the published SHA-256 (checked
+by the producer before it signs the file's metadata: a file changed in place, its size and mtime
+kept, is refused, logged and counted in the producer's ``changed``).
 
 Files are named by the one describe step (``ndnsci/sdk/describe.py``) that ``ndnsci publish``,
 ``translate --metadata`` and ``scan`` use.
@@ -73,6 +75,7 @@ class PublishedFiles:
         published = self._published(list(candidates))
         files: dict[tuple[bytes, ...], bytes] = {}
         sizes: dict[tuple[bytes, ...], int] = {}
+        sha256s: dict[tuple[bytes, ...], bytes] = {}
         scan = Scan(NameTable(files), files=count, unnamed=unnamed)
         for name, (path, size) in candidates.items():
             entry = published.get(name)
@@ -84,7 +87,10 @@ class PublishedFiles:
                 key = tuple(ndnname.from_uri(name))
                 files[key] = os.fsencode(path)
                 sizes[key] = size
-        scan.table = NameTable(files, sizes)
+                if entry.sha256:
+                    with contextlib.suppress(ValueError):
+                        sha256s[key] = bytes.fromhex(entry.sha256)
+        scan.table = NameTable(files, sizes, sha256s=sha256s)
         return scan
 
     def changed(self) -> bool:

@@ -84,7 +84,8 @@ class LocalStack:
         self.transport = ""
         self.files = 0
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
-        self._fw_socket: Path | None = None
+        self._fw_socket: Path | None = None  # the forwarder this stack started
+        self._shared_socket: Path | None = None  # the one running that it uses instead
         self._child_env: dict[str, str] = {}
         self._saved_env: dict[str, str | None] = {}
         self._running = False
@@ -106,6 +107,7 @@ class LocalStack:
         self._running = True
         atexit.register(self.stop)  # a notebook kernel that dies still cleans up
         try:
+            self._check_port()  # before the forwarder and the publishing (seconds of work)
             self.workdir.mkdir(parents=True, exist_ok=True)
             self._start_forwarder()
             self._prepare_data()
@@ -132,7 +134,11 @@ class LocalStack:
         if self.forwarder_mode == "shared":
             sock = forwarder.socket_path()
             if forwarder.is_running(sock):
-                self._say(f"forwarder: using the one running on {sock}")
+                self._say(
+                    f"forwarder: using the one running on {sock} (not this stack's: if it "
+                    "stops, this stack stops too; --private-forwarder for one of its own)"
+                )
+                self._shared_socket = sock  # watched by dead()
                 self.ws_port = None  # its own configuration says
                 self.transport = f"unix://{sock}"
                 self._child_env["NDN_CLIENT_TRANSPORT"] = self.transport
@@ -184,13 +190,17 @@ class LocalStack:
         summary = proc.stderr.strip().splitlines()[-1:] or ["?"]
         self._say(f"catalog: {summary[0]}")
 
-    def _start_catalog(self) -> None:
-        port = self.port or free_port()
-        if port_in_use(port):
+    def _check_port(self, port: int | None = None) -> None:
+        port = port or self.port
+        if port and port_in_use(port):
             raise StackError(
                 f"port {port} is in use (another catalog, or `ndnsci up` already running?): "
                 f"pass another port (--port)"
             )
+
+    def _start_catalog(self) -> None:
+        port = self.port or free_port()
+        self._check_port(port)  # again: taken while DIR was published?
         self.catalog_url = f"http://127.0.0.1:{port}"
         self._spawn(
             "catalog",
@@ -297,6 +307,14 @@ class LocalStack:
 
             if not forwarder.is_running(self._fw_socket, 2.0):
                 return f"the forwarder on {self._fw_socket} stopped"
+        if self._shared_socket is not None:
+            from ndnsci.ndn import forwarder
+
+            if not forwarder.is_running(self._shared_socket, 2.0):
+                return (
+                    f"the forwarder on {self._shared_socket} that this stack was using (not "
+                    "its own) stopped: its producer cannot serve, fetches would fail"
+                )
         return None
 
     def log_path(self, part: str) -> Path:
@@ -319,6 +337,7 @@ class LocalStack:
             with contextlib.suppress(ForwarderError, OSError):
                 forwarder.stop(self._fw_socket)
             self._fw_socket = None
+        self._shared_socket = None
         for key, value in self._saved_env.items():
             _restore(key, value)
         self._saved_env.clear()

@@ -329,3 +329,14 @@ def test_serve_without_migrating_refuses_an_older_schema(fresh_db_url, capsys):
     assert "run `ndnsci catalog migrate --db URL` first" in err
     assert main(["catalog", "migrate", "--db", fresh_db_url]) == 0
     assert schema_behind(fresh_db_url) is None
+
+
+def test_serve_on_a_sqlite_file_in_a_folder_that_does_not_exist_is_an_error(tmp_path):
+    missing = tmp_path / "does" / "not" / "exist"
+    out = subprocess.run(
+        [*CLI, "catalog", "serve", "--db", f"sqlite:///{missing}/c.db", "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == f"ndnsci catalog serve: {missing}: no such directory (for --db)\n"
+    assert not (tmp_path / "does").exists()

@@ -46,3 +46,12 @@ def test_translate_scan_and_publish_give_every_file_the_same_name(
     assert {str(DATA / path): name for path, name in published.items()} == names
     quarantined = [json.loads(line) for line in report.read_text().splitlines()]
     assert {q["source"]: q["code"] for q in quarantined} == refused
+
+
+def test_scan_of_a_path_that_does_not_exist_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "does" / "not" / "exist"
+    assert main(["scan", str(DATA / "netcdf"), str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"ndnsci scan: {missing}: no such file or directory\n"

@@ -83,6 +83,42 @@ def test_a_busy_port_is_a_clear_error(fw, sample_dir):
         )  # fmt: skip
     assert out.returncode == 1 and f"port {port} is in use" in out.stderr
     assert "Traceback" not in out.stderr
+    # refused before anything was started or published (that takes seconds)
+    assert "publishing" not in out.stderr and "forwarder:" not in out.stderr, out.stderr
+
+
+def test_a_data_folder_that_does_not_exist_is_an_error(fw, tmp_path):
+    missing = tmp_path / "does" / "not" / "exist"
+    out = subprocess.run(
+        up("--port", str(free_port()), "--data", str(missing)),
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.splitlines()[-1] == f"ndnsci up: --data {missing}: no such directory"
+    assert not (tmp_path / "does").exists()  # no sample written there, nothing published
+
+
+def test_a_stack_on_anothers_forwarder_stops_when_it_stops(make_forwarder, sample_dir, tmp_path):
+    other = make_forwarder("borrowed")  # the forwarder running (say, a first `ndnsci up`'s)
+    proc = subprocess.Popen(
+        [*CLI, "up", "--ws-port", "0", "--port", str(free_port()), "--data", str(sample_dir),
+         "--workdir", str(tmp_path / "w")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "NDN_CLIENT_TRANSPORT": other.uri},
+    )  # fmt: skip
+    try:
+        is_up, banner = _until_up_or_exit(proc)
+        assert is_up, banner
+        other.stop()
+        assert proc.wait(60) == 1
+        err = proc.stderr.read() if proc.stderr else ""
+        assert f"using the one running on {other.sock}" in err and "stops too" in err
+        assert f"the forwarder on {other.sock} that this stack was using" in err, err
+        assert "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
 
 
 def test_a_busy_websocket_port_is_a_clear_error_not_another_port(fw, sample_dir):

@@ -95,6 +95,13 @@ def test_conditional_requests(site: Site):
     url = site.data("medium.bin")
     assert httpx.get(url, headers={"If-None-Match": etag_of(data)}).status_code == 304
     assert httpx.get(url, headers={"If-None-Match": '"other"'}).content == data
+    # "*": any current representation (RFC 9110 13.1.2), the file exists: not modified
+    for header in ("*", '"other", *'):
+        star = httpx.get(url, headers={"If-None-Match": header})
+        assert star.status_code == 304 and star.content == b"", header
+    assert httpx.head(url, headers={"If-None-Match": "*"}).status_code == 304
+    missing = httpx.get(site.data("no-such.bin"), headers={"If-None-Match": "*"})
+    assert missing.status_code == 404
     same = httpx.get(url, headers={"Range": "bytes=5-9", "If-Range": etag_of(data)})
     assert same.status_code == 206 and same.content == data[5:10]
     changed = httpx.get(url, headers={"Range": "bytes=5-9", "If-Range": '"other"'})

@@ -13,7 +13,7 @@ import pytest
 from support import run_cli, wait_for
 
 import ndnsci
-from ndnsci.errors import InvalidNameError, ManifestError, NotFoundError
+from ndnsci.errors import DownloadError, InvalidNameError, ManifestError, NotFoundError
 from ndnsci.ndn.consumer import list_directory, receive
 from ndnsci.sdk.fetch import fetch_file
 
@@ -105,3 +105,55 @@ def test_hostile_names_never_escape(published, tmp_path):
     with pytest.raises(NotFoundError):  # '......' is the file '...': asked for, not served
         fetch_file(f"{directory}/......", str(tmp_path))
     assert not list(tmp_path.glob("passwd*"))
+
+
+def changed_in_place(path: Path, offset: int = 5000) -> None:
+    """16 other bytes at ``offset``, the size and the old mtime kept (``touch -d``)."""
+    st = path.stat()
+    with path.open("r+b") as f:
+        f.seek(offset)
+        old = f.read(16)
+        f.seek(offset)
+        f.write(bytes(b ^ 0xFF for b in old))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_a_file_changed_in_place_is_not_served_and_the_producer_says_so(published, tmp_path):
+    # never asked before: the forwarder's cache holds none of it (the published bytes)
+    changed_in_place(published.data / lfn(4))
+    part = str(tmp_path / "raw.part")
+    # the plain consumer, no catalog: only the producer can refuse it
+    with pytest.raises(NotFoundError, match="changed since it was published"):
+        receive(name_of(4), part, part + ".state")
+    log = published.log_path("producer").read_text()
+    assert f"not serving {name_of(4)}: its content" in log
+    assert not list(tmp_path.glob("raw.part*")) or Path(part).stat().st_size == 0
+
+
+def test_a_name_is_checked_against_the_catalog_when_one_is_known(published, tmp_path):
+    import sqlite3
+
+    # the catalog's record says other bytes than the producer serves (the producer's own
+    # table, read before, still holds the old digest: only the fetch can tell)
+    db = published._db_url.removeprefix("sqlite:///")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE files SET sha256 = ? WHERE name = ?", ("ab" * 32, name_of(5)))
+    out = tmp_path / "out"
+    with pytest.raises(DownloadError) as info:
+        ndnsci.fetch([name_of(5)], out, progress=False)  # $NDNSCI_CATALOG: the stack's
+    assert "not the catalog's" in info.value.report.failed[0].error
+    assert not (out / lfn(5).rsplit("/", 1)[-1]).exists()
+    for how, extra, env in (
+        ("--catalog", ["--catalog", published.catalog_url], {"NDNSCI_CATALOG": ""}),
+        ("NDNSCI_CATALOG", [], {"NDNSCI_CATALOG": published.catalog_url}),
+        ("--segment-digests always", ["--segment-digests", "always"], {}),
+    ):
+        result = run_cli("fetch", name_of(5), "-o", str(out), "-q", *extra, env=env)
+        assert result.returncode == 1, (how, result.stdout, result.stderr)
+        assert "verified" not in result.stdout and "not the catalog's" in result.stderr, how
+        assert not (out / lfn(5).rsplit("/", 1)[-1]).exists(), how
+    assert not list(out.glob("*.part"))
+    # without a catalog, the publisher's signed SHA-256 alone, as before
+    alone = fetch_file(name_of(5), str(tmp_path / "alone"), catalog=False)
+    assert alone.checksum == "verified"

@@ -5,7 +5,7 @@ for HTTP (``/data/CMIP5/output1/...nc``; the ``data`` links of ESGF records and 
 written so). Answers:
 
 - 200 with ``Content-Length``, ``ETag`` (the file's SHA-256), ``Accept-Ranges: bytes``; HEAD
-  gives the same headers; ``If-None-Match`` with the ETag gives 304;
+  gives the same headers; ``If-None-Match`` with the ETag (or ``*``) gives 304;
 - 206 with exactly the bytes of a single ``Range`` (only the segments covering them are asked
   for), 416 for a range beyond the end; ``If-Range`` with another ETag gives the whole file;
 - 404 when the catalog has no file of that name (the gateway fetches published files only);
@@ -165,8 +165,11 @@ async def _answer(gateway: Gateway, path: str, request: Request) -> Response:
     etag = f'"{listed.sha256}"' if listed.sha256 else None
     if etag is not None:
         headers["ETag"] = etag
-        if etag in _etags(request.headers.get("if-none-match")):
-            return Response(status_code=304, headers=headers)
+    matches = _etags(request.headers.get("if-none-match"))
+    # "*" matches any current representation (RFC 9110 13.1.2): the file exists, so a GET or
+    # HEAD with it is not modified, whether or not the catalog knows an ETag
+    if "*" in matches or (etag is not None and etag in matches):
+        return Response(status_code=304, headers=headers)
     wanted = _range(request, size, etag)
     status = 200 if wanted is None else 206
     span = wanted or ByteRange(0, size - 1)
