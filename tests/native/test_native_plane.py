@@ -158,7 +158,8 @@ def test_the_file_server_serves_ndnsci_fetch_ndnd_cat_and_the_ndndpdk_fetcher(
         # ndnsci's own consumer, through NDNd and the veth link
         out = tmp_path / "py"
         done = subprocess.run(
-            [sys.executable, "-m", "ndnsci", "fetch", name, "-o", str(out), "--quiet"],
+            [sys.executable, "-m", "ndnsci", "fetch", name, "-o", str(out), "--quiet",
+             "--engine", "python"],  # fmt: skip
             capture_output=True,
             text=True,
             timeout=300,
@@ -188,6 +189,7 @@ def test_the_file_server_serves_ndnsci_fetch_ndnd_cat_and_the_ndndpdk_fetcher(
             assert done.returncode == 0, done.stderr
             (result,) = map(json.loads, done.stdout.splitlines())
             assert result["status"] == "done" and result["signer"] == "none"
+            assert result["engine"] == "ndn-dpdk"  # auto: the file server serves the name
             assert sha256(out / "data.bin") == sha256(original)
 
 
