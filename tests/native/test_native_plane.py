@@ -158,8 +158,18 @@ def test_the_file_server_serves_ndnsci_fetch_ndnd_cat_and_the_ndndpdk_fetcher(
         # ndnsci's own consumer, through NDNd and the veth link
         out = tmp_path / "py"
         done = subprocess.run(
-            [sys.executable, "-m", "ndnsci", "fetch", name, "-o", str(out), "--quiet",
-             "--engine", "python"],  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "ndnsci",
+                "fetch",
+                name,
+                "-o",
+                str(out),
+                "--quiet",
+                "--engine",
+                "python",
+            ],
             capture_output=True,
             text=True,
             timeout=300,
