@@ -243,7 +243,9 @@ def _dataset_rows(keys: Sequence[str], rows: Sequence[dict[str, str]]) -> list[d
     return list(seen.values())
 
 
-def _inclusion(rows: Sequence[dict[str, str]], table: str, variable: str) -> dict[str, list[tuple[str, float]]]:
+def _inclusion(
+    rows: Sequence[dict[str, str]], table: str, variable: str
+) -> dict[str, list[tuple[str, float]]]:
     """Per table, each variable with its count of datasets over the table's most common one."""
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for row in rows:
@@ -285,8 +287,9 @@ def cmip5_model() -> Cmip:
         realm=_most_common([(d["table"], d["realm"]) for d in datasets]),
         precision=precision,
         ensembles=Dist(Counter(d["ensemble"] for d in datasets if d["ensemble"] != "r0i0p0")),
-        ensembles_of=_conditional([(d["experiment"], d["ensemble"]) for d in datasets
-                                   if d["ensemble"] != "r0i0p0"]),  # fmt: skip
+        ensembles_of=_conditional(
+            [(d["experiment"], d["ensemble"]) for d in datasets if d["ensemble"] != "r0i0p0"]
+        ),  # fmt: skip
         versions=Dist(Counter(d["version"] for d in datasets)),
         variables_of=_inclusion(atomic, "table", "variable"),
         second_version=several / len(versions_of),
@@ -358,6 +361,9 @@ class Cms:
         return {"area": self.areas, "primary_dataset": self.primaries}
 
 
+_TIER = re.compile(r"[A-Z][A-Z0-9-]*")  # as the CMS translator's
+
+
 @functools.cache
 def cms_model() -> Cms:
     datasets: dict[tuple[str, ...], int] = Counter()
@@ -367,8 +373,8 @@ def cms_model() -> Cms:
         parts = row["lfn"].split("/")
         if len(parts) < 9 or parts[1] != "store" or parts[2] not in ("mc", "data"):
             continue
-        if not parts[-1].endswith(".root"):
-            continue
+        if not parts[-1].endswith(".root") or not _TIER.fullmatch(parts[5]):
+            continue  # placeholders of test code ("data_tier"), or no tier
         datasets[tuple(parts[2:7])] += 1
         if parts[2] == "data" and len(parts) == 11 and parts[7] == "000":
             runs[parts[3]].append(int(parts[8] + parts[9]))
@@ -438,9 +444,15 @@ def _cmip6_files(
     d = m.dataset(rng)
     model, table, experiment = d["model"], d["table"], d["experiment"]
     grid = m.grids_of[model].draw(rng)
-    facets = {"mip_era": "CMIP6", "activity_id": m.activity[experiment],
-              "institution_id": m.institute[model], "source_id": model,
-              "experiment_id": experiment, "member_id": d["ensemble"], "table_id": table}
+    facets = {
+        "mip_era": "CMIP6",
+        "activity_id": m.activity[experiment],
+        "institution_id": m.institute[model],
+        "source_id": model,
+        "experiment_id": experiment,
+        "member_id": d["ensemble"],
+        "table_id": table,
+    }
     versions = [d["version"]]
     if rng.random() < m.second_version:
         later = m.versions.draw(rng)
@@ -497,12 +509,16 @@ def _cms_files(
             if i % 50 == 0:
                 run += rng.randint(1, 20)
             r = f"{run:06d}"
-            lfn = f"{dataset}/000/{r[:3]}/{r[3:]}/00000/{_guid(rng)}.root"
+            block, filename = str(run), _guid(rng) + ".root"
+            lfn = f"{dataset}/000/{r[:3]}/{r[3:]}/00000/{filename}"
         else:
             if i and i % 1000 == 0:
                 counter = str(int(counter) + 10000) if counter.isdigit() else counter
-            lfn = f"{dataset}/{counter}/{_guid(rng)}.root"
-        out.append({"input": lfn, "name": "/CMS" + lfn, "scheme": "cms"})
+            block, filename = counter, _guid(rng) + ".root"
+            lfn = f"{dataset}/{block}/{filename}"
+        facets = {"area": area, "era": era, "primary_dataset": primary, "tier": tier,
+                  "processing": processing, "counter": block, "filename": filename}  # fmt: skip
+        out.append({"input": lfn, "name": "/CMS" + lfn, "scheme": "cms", "facets": facets})
     return key, out
 
 
@@ -543,7 +559,9 @@ def records(
     while produced < n:
         scheme = min(shares, key=lambda k: (stats.files[k] - shares[k] * produced) / shares[k])
         key, files = GENERATORS[scheme][0](
-            models[scheme], rng, lambda k, s=scheme: digest(s, k) in seen  # type: ignore[misc]
+            models[scheme],
+            rng,
+            lambda k, s=scheme: digest(s, k) in seen,  # type: ignore[misc]
         )  # type: ignore[operator]
         digest_ = digest(scheme, key)
         if digest_ in seen:
