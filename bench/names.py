@@ -269,10 +269,10 @@ def cmip5_model() -> Cmip:
         files.append(facets)
     dataset_keys = CMIP5_KEYS[:9]
     datasets = _dataset_rows(dataset_keys, files)
-    atomic = _dataset_rows(dataset_keys[:8] + ["variable"], files)
+    atomic = _dataset_rows([*dataset_keys[:8], "variable"], files)
     versions_of: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for f in files:
-        versions_of[tuple(f[k] for k in dataset_keys[:8] + ["variable"])].add(f["version"])
+        versions_of[tuple(f[k] for k in [*dataset_keys[:8], "variable"])].add(f["version"])
     several = sum(len(v) > 1 for v in versions_of.values())
     precision = _most_common([(f["table"], _precision(f["time"])) for f in files])
     return Cmip(
@@ -289,7 +289,7 @@ def cmip5_model() -> Cmip:
         ensembles=Dist(Counter(d["ensemble"] for d in datasets if d["ensemble"] != "r0i0p0")),
         ensembles_of=_conditional(
             [(d["experiment"], d["ensemble"]) for d in datasets if d["ensemble"] != "r0i0p0"]
-        ),  # fmt: skip
+        ),
         versions=Dist(Counter(d["version"] for d in datasets)),
         variables_of=_inclusion(atomic, "table", "variable"),
         second_version=several / len(versions_of),
@@ -318,7 +318,7 @@ def cmip6_model() -> Cmip:
     files = list({tuple(f.values()): f for f in files}.values())
     dataset_keys = [k for k in CMIP6_KEYS if k != "variable_id"]
     datasets = _dataset_rows(dataset_keys, files)
-    atomic = _dataset_rows(dataset_keys + ["variable_id"], files)
+    atomic = _dataset_rows([*dataset_keys, "variable_id"], files)
     precision = _most_common([(f["table_id"], _precision(f["time"])) for f in files])
     return Cmip(
         scheme="cmip6",
@@ -469,8 +469,9 @@ def _cmip6_files(
             directory = f"{prefix}/{variable}/{grid}/{version}"
             for chunk in chunks:
                 filename = f"{stem}_{chunk}.nc" if chunk else stem + ".nc"
+                name = f"/CMIP6/{directory}/{filename}"
                 out.append({
-                    "input": f"/CMIP6/{directory}/{filename}", "name": f"/CMIP6/{directory}/{filename}",
+                    "input": name, "name": name,
                     "scheme": "cmip6", "filename": filename,
                     "facets": {**facets, "variable_id": variable, "grid_label": grid,
                                "version": version, "time_range": chunk or None},

@@ -25,8 +25,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[2]))
 
-from bench import names  # noqa: E402
-from ndnsci_translators import translate  # noqa: E402
+from bench import names
+from ndnsci_translators import translate
 
 N = 100_000
 SEED = 28
@@ -170,7 +170,7 @@ def test_a_dataset_is_its_variables_by_time_chunks_and_rarely_has_two_versions(
     for r in recs:
         if r["scheme"] == "cmip5":
             f = r["facets"]
-            atomic = tuple(f[k] for k in DATASET["cmip5"] if k != "version") + (f["variable"],)
+            atomic = (*tuple(f[k] for k in DATASET["cmip5"] if k != "version"), f["variable"])
             by[atomic].add(f["version"])
             chunks[(*atomic, f["version"])].add(f["time_range"])
     several = sum(len(v) > 1 for v in by.values()) / len(by)
