@@ -28,7 +28,10 @@ stderr.
   the rare ones in few: the Zipf-like skew of variables); each variable's files are contiguous
   chunks over the experiment's period (from the corpus's time ranges), each chunk of a span
   drawn from the corpus's spans at that frequency; a dataset gets a second, later version with
-  the corpus's probability (CMIP5: 17 of 2,658 atomic datasets). CMS processing strings are drawn
+  the corpus's probability (CMIP5: 17 of 2,658 atomic datasets). A CMIP dataset drawn again is
+  the next member of its ensemble (r1i1p1 -> r2i1p1, up to r100), a CMS one the next
+  reprocessing (``-v1`` -> ``-v2``): the corpus's vocabularies are closed, and at millions of
+  files most combinations of their common values are taken. CMS processing strings are drawn
   given the era (they name the era's release), and files per dataset from the corpus's own
   per-dataset counts.
 - Default mix (``DEFAULT_MIX``): CMIP6 60%, CMIP5 30%, CMS 10%. ESGF serves more CMIP6 than
@@ -402,6 +405,19 @@ def _guid(rng: random.Random) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
+_MEMBER = re.compile(r"r(\d+)(i\d+p\d+(?:f\d+)?)")
+#: a realization number at most (CMIP6's largest ensembles have ~50 members)
+MAX_REALIZATION = 100
+
+
+def _next_member(member: str) -> str | None:
+    """The next realization of an ensemble member (r1i1p1 -> r2i1p1); None for r0i0p0."""
+    match = _MEMBER.fullmatch(member)
+    if match is None or member == "r0i0p0" or int(match[1]) >= MAX_REALIZATION:
+        return None
+    return f"r{int(match[1]) + 1}{match[2]}"
+
+
 def _cmip5_files(
     m: Cmip, rng: random.Random, taken: Callable[[tuple[str, ...]], bool]
 ) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
@@ -411,6 +427,10 @@ def _cmip5_files(
               "institute": m.institute[model], "model": model, "experiment": d["experiment"],
               "frequency": d["frequency"], "realm": m.realm[table], "table": table,
               "ensemble": d["ensemble"], "version": d["version"]}  # fmt: skip
+    # a dataset drawn again is one more member of the ensemble (the corpus's facets are closed
+    # vocabularies: at 10M most combinations of the common values are taken)
+    while taken(tuple(facets.values())) and (member := _next_member(facets["ensemble"])):
+        facets["ensemble"] = d["ensemble"] = member
     versions = [d["version"]]
     if rng.random() < m.second_version:
         later = m.versions.draw(rng)
@@ -453,6 +473,10 @@ def _cmip6_files(
         "member_id": d["ensemble"],
         "table_id": table,
     }
+    while taken((*facets.values(), grid, d["version"])) and (
+        member := _next_member(facets["member_id"])
+    ):
+        facets["member_id"] = d["ensemble"] = member
     versions = [d["version"]]
     if rng.random() < m.second_version:
         later = m.versions.draw(rng)
