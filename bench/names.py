@@ -418,25 +418,32 @@ def _next_member(member: str) -> str | None:
     return f"r{int(match[1]) + 1}{match[2]}"
 
 
+def _versions(m: Cmip, first: str, rng: random.Random) -> list[str]:
+    """A dataset's versions: its first, and rarely a second (a later publication)."""
+    if rng.random() < m.second_version and (later := m.versions.draw(rng)) != first:
+        return sorted([first, later])
+    return [first]
+
+
 def _cmip5_files(
     m: Cmip, rng: random.Random, taken: Callable[[tuple[str, ...]], bool]
-) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]]:
     d = m.dataset(rng)
     model, table = d["model"], d["table"]
     facets = {"activity": "CMIP5", "product": m.product[model].draw(rng),
               "institute": m.institute[model], "model": model, "experiment": d["experiment"],
               "frequency": d["frequency"], "realm": m.realm[table], "table": table,
               "ensemble": d["ensemble"], "version": d["version"]}  # fmt: skip
+    versions = _versions(m, d["version"], rng)
+
+    def keys() -> list[tuple[str, ...]]:
+        rest = tuple(v for k, v in facets.items() if k != "version")
+        return [(*rest, version) for version in versions]
+
     # a dataset drawn again is one more member of the ensemble (the corpus's facets are closed
     # vocabularies: at 10M most combinations of the common values are taken)
-    while taken(tuple(facets.values())) and (member := _next_member(facets["ensemble"])):
+    while any(map(taken, keys())) and (member := _next_member(facets["ensemble"])):
         facets["ensemble"] = d["ensemble"] = member
-    versions = [d["version"]]
-    if rng.random() < m.second_version:
-        later = m.versions.draw(rng)
-        if later != versions[0]:
-            versions.append(later)
-    key = tuple(facets.values())
     out = []
     precision = m.precision[table]
     for variable in m.variables(table, rng):
@@ -455,12 +462,12 @@ def _cmip5_files(
                     "facets": {**facets, "version": version, "variable": variable,
                                "time_range": chunk or None, "geo": None},
                 })  # fmt: skip
-    return key, out
+    return keys(), out
 
 
 def _cmip6_files(
     m: Cmip, rng: random.Random, taken: Callable[[tuple[str, ...]], bool]
-) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]]:
     d = m.dataset(rng)
     model, table, experiment = d["model"], d["table"], d["experiment"]
     grid = m.grids_of[model].draw(rng)
@@ -473,16 +480,13 @@ def _cmip6_files(
         "member_id": d["ensemble"],
         "table_id": table,
     }
-    while taken((*facets.values(), grid, d["version"])) and (
-        member := _next_member(facets["member_id"])
-    ):
+    versions = _versions(m, d["version"], rng)
+
+    def keys() -> list[tuple[str, ...]]:
+        return [(*facets.values(), grid, version) for version in versions]
+
+    while any(map(taken, keys())) and (member := _next_member(facets["member_id"])):
         facets["member_id"] = d["ensemble"] = member
-    versions = [d["version"]]
-    if rng.random() < m.second_version:
-        later = m.versions.draw(rng)
-        if later != versions[0]:
-            versions.append(later)
-    key = (*facets.values(), grid, d["version"])
     out = []
     precision = m.precision[table]
     prefix = "/".join(v for k, v in facets.items() if k != "mip_era")
@@ -500,7 +504,7 @@ def _cmip6_files(
                     "facets": {**facets, "variable_id": variable, "grid_label": grid,
                                "version": version, "time_range": chunk or None},
                 })  # fmt: skip
-    return key, out
+    return keys(), out
 
 
 _VERSION = re.compile(r"-v(\d+)$")
@@ -508,7 +512,7 @@ _VERSION = re.compile(r"-v(\d+)$")
 
 def _cms_files(
     m: Cms, rng: random.Random, taken: Callable[[tuple[str, ...]], bool]
-) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]]:
     area = m.areas.draw(rng)
     era = m.eras[area].draw(rng)
     primary = m.primaries.draw(rng)
@@ -544,7 +548,7 @@ def _cms_files(
         facets = {"area": area, "era": era, "primary_dataset": primary, "tier": tier,
                   "processing": processing, "counter": block, "filename": filename}  # fmt: skip
         out.append({"input": lfn, "name": "/CMS" + lfn, "scheme": "cms", "facets": facets})
-    return key, out
+    return [key], out
 
 
 GENERATORS = {"cmip5": (_cmip5_files, cmip5_model), "cmip6": (_cmip6_files, cmip6_model),
@@ -583,16 +587,16 @@ def records(
     produced = 0
     while produced < n:
         scheme = min(shares, key=lambda k: (stats.files[k] - shares[k] * produced) / shares[k])
-        key, files = GENERATORS[scheme][0](
+        keys, files = GENERATORS[scheme][0](
             models[scheme],
             rng,
             lambda k, s=scheme: digest(s, k) in seen,  # type: ignore[misc]
         )  # type: ignore[operator]
-        digest_ = digest(scheme, key)
-        if digest_ in seen:
+        digests = [digest(scheme, key) for key in keys]  # one per version of the dataset
+        if any(d in seen for d in digests):
             stats.duplicates += 1
             continue
-        seen.add(digest_)
+        seen.update(digests)
         stats.datasets[scheme] += 1
         for record in files[: n - produced]:
             stats.files[scheme] += 1
