@@ -167,7 +167,7 @@ class Times:
         first, last = self.periods.get(experiment, self.default_period)
         spans = self.spans.get(precision) or self.spans[6]
         span = spans.draw(rng)
-        out = []
+        out: list[str] = []
         year = first
         while year <= last and len(out) < MAX_CHUNKS:
             end = min(year + span - 1, last)
@@ -551,8 +551,14 @@ def _cms_files(
     return [key], out
 
 
-GENERATORS = {"cmip5": (_cmip5_files, cmip5_model), "cmip6": (_cmip6_files, cmip6_model),
-              "cms": (_cms_files, cms_model)}  # fmt: skip
+Keys = list[tuple[str, ...]]
+Maker = Callable[[Any, random.Random, Callable[[tuple[str, ...]], bool]], tuple[Keys, list[Any]]]
+#: per scheme: the function making a dataset's files, the fitted model it takes
+GENERATORS: dict[str, tuple[Maker, Callable[[], Any]]] = {
+    "cmip5": (_cmip5_files, cmip5_model),
+    "cmip6": (_cmip6_files, cmip6_model),
+    "cms": (_cms_files, cms_model),
+}
 
 
 class Stats:
@@ -587,11 +593,11 @@ def records(
     produced = 0
     while produced < n:
         scheme = min(shares, key=lambda k: (stats.files[k] - shares[k] * produced) / shares[k])
-        keys, files = GENERATORS[scheme][0](
-            models[scheme],
-            rng,
-            lambda k, s=scheme: digest(s, k) in seen,  # type: ignore[misc]
-        )  # type: ignore[operator]
+
+        def taken(key: tuple[str, ...], scheme: str = scheme) -> bool:
+            return digest(scheme, key) in seen
+
+        keys, files = GENERATORS[scheme][0](models[scheme], rng, taken)
         digests = [digest(scheme, key) for key in keys]  # one per version of the dataset
         if any(d in seen for d in digests):
             stats.duplicates += 1
