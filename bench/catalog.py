@@ -1,10 +1,14 @@
 """Catalog benchmark: bulk publish rate, index load, /search and /autocomplete latency at N files.
 
-Records are realistic: CMIP5 facets are whole rows of the GLADE listing in
-tests/data/corpora/cmip5_paths.tsv (so model, experiment, variable... keep their real joint
-distribution), with ensemble, version and time range varied to make distinct files; 10% are CMS
-LFNs from cms_lfns.tsv with varied file GUIDs; each carries the ``input`` of
-``ndnsci translate --json`` (a GLADE path or the LFN). They are published as
+Records are realistic. By default (``--names realistic``) they come from bench/names.py: CMIP6,
+CMIP5 and CMS datasets (variables x time chunks, GUID files) whose facet distributions are fitted
+from tests/data/corpora, streamed, the same for a seed (issue 28; docs/catalog.md, "10M: the
+generator"). ``--names corpus-rows`` gives the records of the bench before it: CMIP5 facets are
+whole rows of the GLADE listing in tests/data/corpora/cmip5_paths.tsv with ensemble, version and
+time range varied at random; 10% CMS LFNs from cms_lfns.tsv with varied file GUIDs. Each record
+carries the ``input`` of ``ndnsci translate --json`` (a path or the LFN). The records are
+written once per size to a JSON-lines file (constant memory: the queries draw from a reservoir
+sample of ``SAMPLE`` records). They are published as
 ``ndnsci publish --records FILE`` publishes them: JSON lines read from a file, prepared by the
 loader's worker processes, RECORDS_BATCH lines per transaction; records/s are wall-clock, and
 per CPU-second of the publisher and its workers. Queries are what a portal user does: one or two
@@ -20,7 +24,11 @@ resident memory of the client, the server and the server's preparing process (Vm
 The catalog is served by a real server process (``ndnsci catalog serve``, uvicorn) queried
 over HTTP; its resident memory is read from /proc after the queries. Prints one figure per line
 (``<backend> n=<N> <figure>: <value> <unit>``), then the growth of each figure between the
-smallest and the largest size.
+smallest and the largest size. After each ``--db`` publish, the database's bytes on disk per
+record, by part: the files table, its indexes, the name tree, the free text, the facet tables
+(``facet_values``, ``facet_keys`` and the ``packed`` column the facet index loads), the change
+feed and the rest (SQLite: the ``dbstat`` table; PostgreSQL: ``pg_relation_size`` and
+``pg_indexes_size``).
 
 With ``--rounds N`` the two publishes (``--db``, then HTTP) are run N times in turn, each on
 fresh databases, and the medians of their rates are printed with the median of the per-round
@@ -28,7 +36,7 @@ ratios: the host's speed moves from minute to minute, and a round compares the t
 the same minutes. The queries are measured once, on the last round's catalog.
 
     .venv/bin/python bench/catalog.py [--sizes 100000 1000000] [--backends sqlite postgresql]
-        [--rounds 3] [--publish-only]
+        [--rounds 3] [--publish-only] [--names realistic|corpus-rows] [--seed N]
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +62,7 @@ import httpx
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import names as realistic_names  # noqa: E402
 from ndnsci.site.publishing import PREPARE_PROCESSES, RECORDS_BATCH  # noqa: E402
 from ndnsci_catalog import loader  # noqa: E402
 from ndnsci_catalog.database import make_engine, make_sessionmaker  # noqa: E402
@@ -77,6 +87,8 @@ KINDS = ["1facet", "2facets", "text"]
 QUERIES_PER_KIND = 200
 #: as `ndnsci publish --records` with the default --jobs (one per CPU, at most 2)
 PREPARE_WORKERS = min(os.cpu_count() or 1, PREPARE_PROCESSES)
+#: records kept (a reservoir sample) to draw the queries from
+SAMPLE = 20_000
 
 
 def _rows(file: str) -> list[dict[str, str]]:
@@ -85,6 +97,7 @@ def _rows(file: str) -> list[dict[str, str]]:
 
 
 def records(n: int, rng: random.Random) -> list[dict[str, Any]]:
+    """The records of the bench before issue 28 (``--names corpus-rows``)."""
     cmip5 = [r for r in _rows("cmip5_paths.tsv") if r["gt_model"]]
     cms = [r["lfn"] for r in _rows("cms_lfns.tsv") if r["lfn"].count("/") == 8]
     out = []
@@ -130,32 +143,93 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
-def write_lines(recs: list[dict[str, Any]], tmp: Path) -> Path:
-    lines = tmp / "records.jsonl"
-    with lines.open("w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in recs)
-    return lines
+def generate(kind: str, n: int, seed: int) -> Iterator[dict[str, Any]]:
+    """The records of ``--names``: bench/names.py's (with a file size each) or the old ones."""
+    if kind == "corpus-rows":
+        yield from records(n, random.Random(seed))
+        return
+    rng = random.Random(seed + 1)
+    for record in realistic_names.records(n, seed):
+        record["size"] = rng.randint(10**6, 10**10)
+        yield record
 
 
-def load(url: str, recs: list[dict[str, Any]], tmp: Path) -> tuple[float, float]:
-    """Publish ``recs`` as ``ndnsci publish --records FILE`` does (JSON lines read from a file,
+def write_lines(recs: Iterable[dict[str, Any]], path: Path, seed: int) -> list[dict[str, Any]]:
+    """Write the records as JSON lines; return a uniform sample of SAMPLE of them."""
+    rng = random.Random(seed)
+    sample: list[dict[str, Any]] = []
+    with path.open("w") as f:
+        for i, r in enumerate(recs):
+            f.write(json.dumps(r) + "\n")
+            if i < SAMPLE:
+                sample.append(r)
+            elif (j := rng.randrange(i + 1)) < SAMPLE:
+                sample[j] = r
+    return sample
+
+
+def load(url: str, lines: Path, n: int) -> tuple[float, float]:
+    """Publish ``lines`` as ``ndnsci publish --records FILE`` does (JSON lines read from a file,
     prepared in a second process, RECORDS_BATCH per transaction): records/s (wall, CPU)."""
-    lines = write_lines(recs, tmp)
     engine = make_engine(url)
     sessions = make_sessionmaker(engine)
     started, cpu = time.perf_counter(), _cpu()
     with lines.open(encoding="utf-8") as f:
         loader.load(sessions, f, batch=RECORDS_BATCH, workers=PREPARE_WORKERS)
     elapsed, cpu = time.perf_counter() - started, _cpu() - cpu
-    lines.unlink()
     with engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE")
         conn.commit()
     engine.dispose()
-    return len(recs) / elapsed, len(recs) / cpu
+    return n / elapsed, n / cpu
 
 
-def http_publish(url: str, recs: list[dict[str, Any]], tmp: Path) -> dict[str, float]:
+#: the parts of a catalog on disk, by table (SQLite's FTS5 shadow tables are files_fts_*)
+PARTS = {"files": "files table", "tree_nodes": "name tree", "files_fts": "free text",
+         "facet_values": "facet tables", "facet_keys": "facet tables",
+         "changes": "change feed"}  # fmt: skip
+
+
+def _part(table: str) -> str:
+    return PARTS.get(table, "free text" if table.startswith("files_fts") else "other")
+
+
+def disk_bytes(url: str) -> dict[str, float]:
+    """Bytes on disk by part of the catalog (PARTS; the files table's indexes apart, and the
+    ``packed`` column the facet index loads counted in the facet tables, out of the files
+    table)."""
+    engine = make_engine(url)
+    out: dict[str, float] = {}
+    with engine.connect() as conn:
+        if url.startswith("sqlite"):
+            rows = conn.exec_driver_sql(
+                "SELECT s.name, m.type, m.tbl_name, sum(s.pgsize) FROM dbstat s "
+                "LEFT JOIN sqlite_schema m ON m.name = s.name GROUP BY s.name"
+            ).fetchall()
+            for name, kind, owner, size in rows:
+                table = owner or name
+                part = "files indexes" if kind == "index" and table == "files" else _part(table)
+                out[part] = out.get(part, 0) + size
+        else:
+            rows = conn.exec_driver_sql(
+                "SELECT c.relname, pg_table_size(c.oid), pg_indexes_size(c.oid) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relkind = 'r' AND n.nspname = current_schema()"
+            ).fetchall()
+            for table, size, indexes in rows:
+                part = _part(table)
+                out[part] = out.get(part, 0) + size
+                index_part = "files indexes" if table == "files" else part
+                out[index_part] = out.get(index_part, 0) + indexes
+        packed = conn.exec_driver_sql("SELECT coalesce(sum(length(packed)), 0) FROM files")
+        packed_bytes = float(packed.scalar() or 0)
+    engine.dispose()
+    out["files table"] = out.get("files table", 0) - packed_bytes
+    out["facet tables"] = out.get("facet tables", 0) + packed_bytes
+    return out
+
+
+def http_publish(url: str, lines: Path, n: int) -> dict[str, float]:
     """``ndnsci publish --records FILE --catalog URL`` into a fresh database behind a real
     server: records/s, and the peak resident memory (MB) of the client, the server and its
     preparing processes."""
@@ -164,7 +238,6 @@ def http_publish(url: str, recs: list[dict[str, Any]], tmp: Path) -> dict[str, f
         [str(NDNSCI), "catalog", "token", "create", "bench", "--db", url],
         check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
-    lines = write_lines(recs, tmp)
     server = Server(url)
     try:
         server.wait()
@@ -187,16 +260,15 @@ def http_publish(url: str, recs: list[dict[str, Any]], tmp: Path) -> dict[str, f
         workers_cpu = sum(_cpu_of(pid) for pid in workers)
     finally:
         server.stop()
-        lines.unlink()
     return {
-        "records/s": len(recs) / elapsed,
+        "records/s": n / elapsed,
         "client MB": client_mb,
         "server MB": server_mb,
         "workers MB": workers_mb,
         # CPU µs per record of each process (user + system)
-        "client us": float(client_cpu) * 1e6 / len(recs),
-        "server us": server_cpu * 1e6 / len(recs),
-        "workers us": workers_cpu * 1e6 / len(recs),
+        "client us": float(client_cpu) * 1e6 / n,
+        "server us": server_cpu * 1e6 / n,
+        "workers us": workers_cpu * 1e6 / n,
     }
 
 
@@ -337,19 +409,28 @@ def database(backend: str, n: int, tmp: Path, pg: Any, suffix: str = "") -> str:
 def run(
     backend: str,
     n: int,
+    lines: Path,
     recs: list[dict[str, Any]],
     url: str,
     http_url: str,
-    tmp: Path,
     publish_only: bool = False,
 ) -> dict[str, float]:
+    """``recs``: the sample of the published records the queries are drawn from."""
     upgrade(url)
-    wall, cpu = load(url, recs, tmp)
+    wall, cpu = load(url, lines, n)
     figures = {"publish records/s": wall, "publish records/CPU-s": cpu}
     print(f"{backend} n={n} publish: {wall:,.0f} records/s ({cpu:,.0f}/CPU-s, "
           f"{1e6 / cpu:.1f} CPU µs per record)", flush=True)  # fmt: skip
     print(f"load average: {os.getloadavg()[0]:.1f}", flush=True)
-    http = http_publish(http_url, recs, tmp)
+    disk = disk_bytes(url)
+    for part, size in sorted(disk.items(), key=lambda kv: -kv[1]):
+        figures[f"disk {part} B/record"] = size / n
+        print(f"{backend} n={n} disk, {part}: {size / n:,.1f} bytes per record", flush=True)
+    total = sum(disk.values())
+    figures["disk total B/record"] = total / n
+    print(f"{backend} n={n} disk, total: {total / n:,.1f} bytes per record "
+          f"({total / 2**20:,.1f} MiB)", flush=True)  # fmt: skip
+    http = http_publish(http_url, lines, n)
     figures["HTTP publish records/s"] = http["records/s"]
     memory = http["client MB"] + http["server MB"] + http["workers MB"]
     figures["HTTP publish memory MB"] = memory
@@ -417,6 +498,11 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="publish rounds (--db, then HTTP) per size"
     )
+    parser.add_argument(
+        "--names", choices=["realistic", "corpus-rows"], default="realistic",
+        help="bench/names.py's generator (default) or the bench's records before issue 28",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, help="the records' seed (default: the size)")
     args = parser.parse_args()
     pg = None
     if "postgresql" in args.backends:
@@ -425,11 +511,17 @@ def main() -> None:
         pg = PostgresServer()
         pg.start()
     results: dict[tuple[str, int], dict[str, float]] = {}
-    print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, names: "
+          f"{args.names}", flush=True)  # fmt: skip
     try:
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
             for n in args.sizes:
-                recs = records(n, random.Random(n))
+                seed = n if args.seed is None else args.seed
+                lines = Path(tmp) / f"records{n}.jsonl"
+                started = time.perf_counter()
+                recs = write_lines(generate(args.names, n, seed), lines, seed)
+                print(f"records n={n}: generated and written in "
+                      f"{time.perf_counter() - started:.1f} s", flush=True)  # fmt: skip
                 for backend in args.backends:
                     rounds = []
                     for r in range(args.rounds):
@@ -437,12 +529,13 @@ def main() -> None:
                         url = database(backend, n, Path(tmp), pg, f"r{r}")
                         http_url = database(backend, n, Path(tmp), pg, f"r{r}http")
                         only = args.publish_only or not last
-                        rounds.append(run(backend, n, recs, url, http_url, Path(tmp), only))
+                        rounds.append(run(backend, n, lines, recs, url, http_url, only))
                         if not last:
                             drop(url, http_url)
                     results[(backend, n)] = rounds[-1]
                     if args.rounds > 1:
                         medians(backend, n, rounds)
+                lines.unlink()
                 del recs
         growth(results)
         print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)
