@@ -35,6 +35,7 @@ __all__ = [
     "Rendered",
     "Series",
     "choose_variable",
+    "data_variables",
     "describe_variable",
     "global_mean",
     "map_field",
@@ -171,6 +172,12 @@ def _bounds_names(ds: xarray.Dataset) -> set[str]:
 def _drawable(ds: xarray.Dataset, name: str) -> bool:
     var = ds[name]
     return var.ndim >= 2 and var.dtype.kind in "fiub"
+
+
+def data_variables(ds: xarray.Dataset) -> list[str]:
+    """The file's data variables, its coordinates' bounds (``bounds`` attributes...) left out."""
+    skip = _bounds_names(ds)
+    return [str(n) for n in ds.data_vars if str(n) not in skip]
 
 
 def choose_variable(ds: xarray.Dataset, variable: str | None = None) -> str:

@@ -206,7 +206,7 @@ def _info(path: Path) -> tuple[bytes, str]:
         try:
             first = ql.choose_variable(ds)
             variables = []
-            for name in ds.data_vars:
+            for name in ql.data_variables(ds):
                 try:
                     f = ql.describe_variable(ds, str(name))
                 except QuicklookError:
