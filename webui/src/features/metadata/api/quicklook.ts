@@ -22,7 +22,9 @@ export interface QuickLookInfo {
 
 export function quicklookUrl(name: string, suffix = "", params: Record<string, string | number> = {}): string {
   const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
-  return `/api/v1/quicklook/${encodeName(name)}${suffix}${query ? `?${query}` : ""}`;
+  // absolute: Request() outside a browser (unit tests) needs it; the page's origin is the catalog's
+  const origin = globalThis.location?.origin ?? "";
+  return `${origin}/api/v1/quicklook/${encodeName(name)}${suffix}${query ? `?${query}` : ""}`;
 }
 
 /** The gateway's own words for a refusal ({"detail": ...}), else the status. */
@@ -63,11 +65,14 @@ export function useQuickLookInfo(name: string) {
   return useQuery({ queryKey: ["quicklook-info", name], queryFn: ({ signal }) => getInfo(name, signal), retry: false, staleTime: Infinity });
 }
 
-/** A PNG of the gateway as an object URL (so a refusal's message can be shown, not a broken image). */
+/** A PNG of the gateway as a data: URL (so a refusal's message can be shown, not a broken image). */
 async function getImage(url: string, signal: AbortSignal): Promise<string> {
   const response = await fetch(url, { signal });
   if (!response.ok) throw await problem(response);
-  return URL.createObjectURL(await response.blob());
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return `data:image/png;base64,${btoa(binary)}`;
 }
 
 export function useQuickLookImage(url: string | null) {
