@@ -105,7 +105,7 @@ def open_netcdf(path: str | os.PathLike[str]) -> xarray.Dataset:
                     path, engine="netcdf4", decode_times=_time_coder(xr) if decode else False,
                     mask_and_scale=True, cache=False,
                 )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 -- netCDF4 and xarray raise many kinds
+        except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
     raise QuicklookError(
         "not-netcdf",
@@ -450,7 +450,7 @@ def render_map(
     when = ", ".join(x for x in (f.time_label, f.level_label) if x)
     ax.set_title(f"{f.title} ({f.variable})" + (f"\n{when}" if when else ""), fontsize=10)
     png = _png(figure)
-    width, height = figure.canvas.get_width_height()
+    _, height = figure.canvas.get_width_height()
     box = ax.get_window_extent()
     axes_box = (
         math.ceil(box.x0),

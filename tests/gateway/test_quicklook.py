@@ -23,14 +23,16 @@ from .conftest import Server, catalog_of, gateway_app
 pytest.importorskip("matplotlib")
 pytest.importorskip("xarray")
 
-from matplotlib.image import imread  # noqa: E402
+from matplotlib.image import imread
 
-from ndnsci.sdk import quicklook as ql  # noqa: E402
-from ndnsci_catalog.gateway import quicklook  # noqa: E402
-from tests.sdk.test_quicklook import write_curvilinear, write_gradient  # noqa: E402
+from ndnsci.sdk import quicklook as ql
+from ndnsci_catalog.gateway import quicklook
+from tests.sdk.test_quicklook import write_curvilinear, write_gradient
 
 NETCDF = Path(__file__).resolve().parents[1] / "data" / "netcdf"
-FILES = sorted(p.relative_to(NETCDF) for p in NETCDF.rglob("*") if p.is_file() and p.suffix != ".md")
+FILES = sorted(
+    p.relative_to(NETCDF) for p in NETCDF.rglob("*") if p.is_file() and p.suffix != ".md"
+)
 
 
 @dataclass

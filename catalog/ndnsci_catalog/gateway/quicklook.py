@@ -111,7 +111,7 @@ class _SingleFlight:
         self.done[key] = value
         self.bytes += self.size(value)
         while len(self.done) > self.entries or (self.bytes > self.max_bytes and len(self.done) > 1):
-            old_key, old = self.done.popitem(last=False)
+            _, old = self.done.popitem(last=False)
             self.bytes -= self.size(old)
             if self.on_evict is not None:
                 self.on_evict(old)
@@ -251,7 +251,7 @@ async def get_quicklook(
     gateway: Gateway = request.app.state.gateway
     looks: QuickLooks = request.app.state.quicklooks
     try:
-        return await _answer(gateway, looks, name, variable or None, time, level)
+        return await _answer(gateway, looks, name, variable or None, time=time, level=level)
     except GatewayError as exc:
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=exc.headers)
     except QuicklookError as exc:
@@ -261,7 +261,7 @@ async def get_quicklook(
 
 
 async def _answer(
-    gateway: Gateway, looks: QuickLooks, path: str, variable: str | None, time: int, level: int
+    gateway: Gateway, looks: QuickLooks, path: str, variable: str | None, *, time: int, level: int
 ) -> Response:
     kind = "map"
     for suffix, which in KINDS.items():
