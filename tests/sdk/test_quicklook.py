@@ -123,7 +123,7 @@ def test_the_slice_drawn_is_xarrays(tmp_path):
 def test_a_latitude_gradient_comes_out_in_colour_order(tmp_path):
     path = write_gradient(tmp_path / "gradient.nc")
     with ql.open_netcdf(path) as ds:
-        rendered = ql.render_map(ds, "tas")
+        rendered = ql.render_map(ds, "tas", coastlines=False)
     image = imread(io.BytesIO(rendered.png))[:, :, :3]
     left, top, right, bottom = rendered.axes_box
     column = image[top + 3 : bottom - 3, (left + right) // 2]
@@ -203,3 +203,23 @@ def test_quicklook_returns_the_figure(tmp_path):
     assert isinstance(figure, Figure)
     assert "Near-Surface Air Temperature" in figure.axes[0].get_title()
     assert figure.axes[1].get_ylabel() == "K"
+
+
+def test_coastlines_ship_with_a_package_and_are_drawn(tmp_path):
+    lines = ql.coastlines()
+    assert len(lines) > 100  # GSHHS crude: the continents and the larger islands
+    points = np.concatenate(lines)
+    assert points[:, 0].min() >= -180 and points[:, 0].max() <= 180
+    assert points[:, 1].min() >= -90 and points[:, 1].max() <= 90
+    path = write_gradient(tmp_path / "gradient.nc")
+    with ql.open_netcdf(path) as ds:
+        drawn, bare = ql.render_map(ds, "tas"), ql.render_map(ds, "tas", coastlines=False)
+    np.testing.assert_array_equal(drawn.data, bare.data)
+
+    def dark(png: bytes) -> int:
+        left, top, right, bottom = drawn.axes_box
+        inside = imread(io.BytesIO(png))[top + 2 : bottom - 2, left + 2 : right - 2, :3]
+        return int((inside.sum(axis=2) < 0.3).sum())
+
+    # black coast lines inside the map (viridis' darkest colour is well above 0.3 in sum)
+    assert dark(bare.png) == 0 and dark(drawn.png) > 500
