@@ -136,6 +136,7 @@ layers:
 
 bench: setup
 	$(BIN)/python bench/translate.py
+	$(BIN)/python bench/quicklook.py
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/catalog.py
 	$(BIN)/python bench/catalog.py --sizes 1000000 --backends sqlite --publish-only --rounds 3

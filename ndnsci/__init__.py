@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ndnsci.sdk.manifest import ManifestEntry, read_manifest
     from ndnsci.sdk.progress import LineProgress, NoProgress, Progress, RichProgress
     from ndnsci.sdk.publish import PublishBatch, PublishReport
+    from ndnsci.sdk.quicklook import quicklook
     from ndnsci.sdk.report import FetchReport, Interrupted, Outcome
     from ndnsci.sdk.sample import make_sample
     from ndnsci.site.stack import LocalStack
@@ -57,6 +58,7 @@ _LAZY = {
     ".sdk.manifest": "ManifestEntry read_manifest",
     ".sdk.progress": "LineProgress NoProgress Progress RichProgress",
     ".sdk.publish": "PublishBatch PublishReport",
+    ".sdk.quicklook": "quicklook",
     ".sdk.report": "FetchReport Interrupted Outcome",
     ".sdk.sample": "make_sample",
     ".site.stack": "LocalStack",
@@ -114,6 +116,7 @@ __all__ = [
     "make_sample",
     "open_dataset",
     "open_mfdataset",
+    "quicklook",
     "read_manifest",
     "reverse",
     "translate",

@@ -9,6 +9,8 @@
      │    │    └── UnknownFacetError   a facet the catalog does not know; .valid_facets
      │    └── NotInCatalogError        no published file has this name (404; also LookupError)
      ├── ManifestError                 a manifest line is not a file to fetch; .line
+     ├── QuicklookError                a file or a slice that cannot be drawn (not netCDF, no
+     │                                 such variable, a time step out of range); .code
      ├── DownloadError                 files of a bulk fetch failed; .report says which and why
      ├── MissingDependencyError        an optional package is not installed (also ImportError)
      ├── StackError                    a part of the local stack (``ndnsci up``) did not start
@@ -67,6 +69,7 @@ __all__ = [
     "NotInCatalogError",
     "PublisherKeyError",
     "QueryError",
+    "QuicklookError",
     "RefusedChangesError",
     "StackError",
     "TestbedError",
@@ -144,6 +147,16 @@ if TYPE_CHECKING:  # what DownloadError needs, for the type checker only
         def outcomes(self) -> Sequence[object]: ...
         @property
         def failed(self) -> Sequence[_FailedFile]: ...
+
+
+class QuicklookError(NdnsciError, ValueError):
+    """A quick look that cannot be drawn: ``code`` is a stable kebab-case identifier
+    (``not-netcdf``, ``unknown-variable``, ``time-out-of-range``, ``level-out-of-range``,
+    ``no-map``), the message says why and what to ask instead."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class DownloadError(NdnsciError):

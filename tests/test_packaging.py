@@ -32,6 +32,7 @@ EXTRAS = {
     "postgres": {"ndnsci-catalog"},
     "ndn": {"python-ndn"},
     "testbed": {"matplotlib"},
+    "quicklook": {"ndnsci", "matplotlib", "basemap-data"},
 }
 SERVER = {
     "ndnsci", "ndnsci-translators", "fastapi", "uvicorn", "sqlalchemy", "alembic", "pydantic",

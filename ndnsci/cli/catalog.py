@@ -143,9 +143,11 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     app = create_app(settings)
     if not args.no_gateway:
+        from ndnsci_catalog.gateway import quicklook
         from ndnsci_catalog.gateway.app import mount
 
         mount(app)
+        quicklook.include(app)  # /api/v1/quicklook/<NDN name>: maps and global means
     uvicorn.run(
         app,
         host=args.host,

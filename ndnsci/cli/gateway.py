@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ndnsci.base.environment import settings
+    from ndnsci_catalog.gateway import quicklook
     from ndnsci_catalog.gateway.app import create_app
 
     catalog = args.catalog or settings().catalog_url
@@ -40,5 +41,7 @@ def run(args: argparse.Namespace) -> int:
         f"gateway to the files of {catalog} at http://{args.host}:{args.port}/data/",
         file=sys.stderr,
     )
-    uvicorn.run(create_app(catalog), host=args.host, port=args.port, log_level="info")
+    app = create_app(catalog)
+    quicklook.include(app)  # /api/v1/quicklook/<NDN name>: maps and global means
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

@@ -54,6 +54,25 @@ const answers: { [N in RouteName]: Resolver<N> } = {
     new HttpResponse('{"name": "/CMIP5/a.nc"}\n', { headers: { "Content-Type": "application/x-ndjson" } }),
 };
 
-export const handlers = (Object.keys(routes) as RouteName[]).map((name) => handle(name, answers[name]));
+/** The gateway's quick look of any file (outside the OpenAPI document, as /data/ is): one
+ * variable of three time steps, and a 1x1 PNG for every image. */
+export const quicklookInfo = {
+  default: "fgco2",
+  variables: [
+    { name: "fgco2", title: "Surface Downward CO2 Flux", units: "kg m-2 s-1", times: 3, levels: 1,
+      time_labels: ["1450-01-16", "1450-02-15", "1450-03-16"], level_labels: [] },
+    { name: "area", title: "cell area", units: "m2", times: 1, levels: 1, time_labels: [], level_labels: [] },
+  ],
+};
+const PNG = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="),
+  (c) => c.charCodeAt(0),
+);
+export const quicklookHandlers = [
+  http.get(`${ORIGIN}/api/v1/quicklook/*/info.json`, () => HttpResponse.json(quicklookInfo)),
+  http.get(`${ORIGIN}/api/v1/quicklook/*`, () => new HttpResponse(PNG, { headers: { "Content-Type": "image/png" } })),
+];
+
+export const handlers = [...(Object.keys(routes) as RouteName[]).map((name) => handle(name, answers[name])), ...quicklookHandlers];
 
 export const server = setupServer(...handlers);

@@ -5,6 +5,7 @@ import { RequestProblem } from "@/components/ui/RequestProblem";
 import { SlowNotice } from "@/components/ui/SlowNotice";
 import { dataUrl } from "@/lib/data-url";
 import { datePart, formatBytes, formatCount } from "@/lib/format";
+import { QuickLook } from "./QuickLook";
 import { useFile } from "../api/get-file";
 import type { FileDetails } from "../types";
 import { DataTable } from "./DataTable";
@@ -42,6 +43,11 @@ export function MetadataPanel({ name, onClose, actions }: MetadataPanelProps) {
       {file.data ? <Details file={file.data} headingRef={heading} actions={actions} /> : null}
     </section>
   );
+}
+
+/** A file the gateway can draw: netCDF by its format or its name, with a header read. */
+function isNetcdf(file: FileDetails): boolean {
+  return !file.nameOnly && (/netcdf/i.test(file.format ?? "") || /\.nc$/i.test(file.fileName));
 }
 
 function Details({
@@ -115,6 +121,13 @@ function Details({
             : null,
         ]}
       />
+
+      {isNetcdf(file) ? (
+        <>
+          <h4>Quick look</h4>
+          <QuickLook name={file.name} />
+        </>
+      ) : null}
 
       <h4>Time coverage</h4>
       {file.time ? (
