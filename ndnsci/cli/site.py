@@ -59,9 +59,18 @@ def run(args: argparse.Namespace) -> int:
 
     command = f"site {args.action}"
     try:
-        config = site_config.load(args.config, check_ports=args.action in ("check", "up"))
+        config = site_config.load(args.config, check_ports=args.action == "check")
+        if args.action == "up":
+            from ndnsci.site import supervisor
+
+            other = supervisor.running(config)
+            if other is not None:  # said before a port of its own is found in use
+                return fail(command, supervisor.already(config, other), 1)
+            config = site_config.load(args.config)
     except SiteConfigError as exc:
         return fail(command, exc)
+    except StackError as exc:
+        return fail(command, exc, 1)
     if args.action == "check":
         if args.json:
             print(json.dumps(site_config.to_dict(config), indent=1))

@@ -89,6 +89,15 @@ def running(config: SiteConfig) -> SiteState | None:
     return state
 
 
+def already(config: SiteConfig, other: SiteState) -> str:
+    """The refusal of a second ``up``, naming the supervisor that runs."""
+    return (
+        f"site {config.name} is running already: supervisor pid {other.supervisor} (from "
+        f"{other.config}, state {state_path(config)}); stop it with "
+        f"`ndnsci site down -c {other.config}`"
+    )
+
+
 class _Part:
     def __init__(self, name: str, argv: list[str] | None, ready: Callable[[], bool]) -> None:
         self.name = name
@@ -143,11 +152,7 @@ class Supervisor:
         """Start, supervise until told to stop, stop; the exit status (0: stopped on request)."""
         other = running(self.config)
         if other is not None:
-            raise StackError(
-                f"site {self.config.name} is running already: supervisor pid {other.supervisor} "
-                f"(from {other.config}, state {state_path(self.config)}); stop it with "
-                f"`ndnsci site down -c {other.config}`"
-            )
+            raise StackError(already(self.config, other))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.since = time.time()
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -270,11 +275,13 @@ class Supervisor:
             part.proc = None
             part.state.log = str(self.sock.parent / "ndnd.log")
         else:
+            if log.exists() and part.state.restarts:  # the last run's log, kept once
+                os.replace(log, log.with_name(log.name + ".1"))
             env = {**os.environ, **self._env, "NDNSCI_INSTANCE": self.instance}
             if part.name == "catalog" and self.config.catalog.allowed_origins:
                 env["NDNSCI_CORS_ORIGINS"] = json.dumps(list(self.config.catalog.allowed_origins))
             part.proc = processes.start(
-                [sys.executable, "-m", "ndnsci", *part.argv], log, env=env, append=True
+                [sys.executable, "-m", "ndnsci", *part.argv], log, env=env
             )
             part.pid = part.proc.pid
         part.state.pid = part.pid
@@ -331,6 +338,7 @@ class Supervisor:
         part.state.restarts += 1
         try:
             self._launch(part)
+            self.save()  # the new pid, still "restarting" until it is ready
             self._wait(part)
         except StackError as exc:
             self.say(f"{part.name}: restart failed: {exc}")
@@ -453,10 +461,7 @@ def detach(config: SiteConfig, timeout: float = 300.0) -> SiteState:
     up, or raises StackError with the end of the supervisor's log."""
     other = running(config)
     if other is not None:
-        raise StackError(
-            f"site {config.name} is running already: supervisor pid {other.supervisor} "
-            f"(from {other.config}); stop it with `ndnsci site down -c {other.config}`"
-        )
+        raise StackError(already(config, other))
     config.state_dir.mkdir(parents=True, exist_ok=True)
     log = config.state_dir / "supervisor.log"
     proc = processes.start(

@@ -25,6 +25,9 @@ def site(tmp_path: Path) -> Path:
     key = tmp_path / "site.pem"
     key.write_text("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n")
     key.chmod(0o600)
+    junk = tmp_path / "junk.key"
+    junk.write_text("not a key\n")
+    junk.chmod(0o600)
     return tmp_path
 
 
@@ -36,14 +39,14 @@ def write(folder: Path, text: str) -> Path:
 
 def test_five_lines_make_a_site(site: Path) -> None:
     path = write(site, '[site]\nname = "ucla"\n\n[[data]]\npath = "data"\n')
-    config = site_config.load(path)
+    config = site_config.load(path, check_ports=False)  # 8000: another engineer's demo?
     assert config.name == "ucla"
     assert config.prefix == "/ucla"
     assert config.data[0].path == site / "data"
     assert config.data[0].engine == "auto"
     assert config.catalog.db.startswith("sqlite:///")
     assert config.catalog.db.endswith("/sites/ucla/catalog.db")
-    assert str(config.catalog.listen) == "127.0.0.1:8000" or config.catalog.listen.port == 8000
+    assert str(config.catalog.listen) == "127.0.0.1:8000"
     assert config.gateway.enabled is False
 
 
@@ -129,7 +132,7 @@ BAD = {
     "db-folder": (HEAD + '[catalog]\ndb = "data"\n', 4, "catalog.db", "is a folder"),
     "missing-cert": (HEAD + '[catalog]\ntls_cert = "nope.pem"\ntls_key = "tls.key"\n', 4,
                      "catalog.tls_cert", "no certificate at"),
-    "cert-without-key": (HEAD + '[catalog]\ntls_cert = "cert.pem"\n', 1, "catalog.tls_key",
+    "cert-without-key": (HEAD + '[catalog]\ntls_cert = "cert.pem"\n', 3, "catalog.tls_key",
                          "TLS needs both"),
     "origin": (HEAD + '[catalog]\nallowed_origins = ["portal.example.org/x"]\n', 4,
                "catalog.allowed_origins[0]", "write an origin"),
@@ -144,7 +147,8 @@ BAD = {
     "second-root": (HEAD + '[[data]]\npath = "data"\n[[data]]\npath = "gone"\n', 6,
                     "data[1].path", "no folder"),
     "missing-key": (HEAD + 'key = "none.pem"\n', 3, "site.key", "no publisher key at"),
-    "bad-key": (HEAD + 'key = "cert.pem"\n', 3, "site.key", "readable by others"),
+    "open-key": (HEAD + 'key = "cert.pem"\n', 3, "site.key", "readable by others"),
+    "bad-key": (HEAD + 'key = "junk.key"\n', 3, "site.key", "is not a PEM private key"),
     "face": (HEAD + '[forwarder]\nfaces = ["192.0.2.1"]\n', 4, "forwarder.faces[0]",
              "is not a face URI"),
     "ws-port": (HEAD + "[forwarder]\nws_port = 70000\n", 4, "forwarder.ws_port",
@@ -167,7 +171,7 @@ def test_a_bad_configuration_gets_its_one_message(
     case: str, site: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text, line, key, says = BAD[case]
-    if case == "bad-key":
+    if case == "open-key":
         (site / "cert.pem").chmod(0o644)
     path = write(site, text)
     before = sorted(p.name for p in site.iterdir())
@@ -213,7 +217,7 @@ def test_a_missing_file_is_an_error(tmp_path: Path) -> None:
 def test_check_prints_the_configuration(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    path = write(site, HEAD + '[[data]]\npath = "data"\n')
+    path = write(site, HEAD + '[catalog]\nlisten = "127.0.0.1:0"\n[[data]]\npath = "data"\n')
     assert main(["site", "check", "-c", str(path), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["name"] == "ucla"

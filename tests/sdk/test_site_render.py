@@ -38,7 +38,7 @@ def test_the_rendered_unit_verifies(
     unit = out / "ndnsci-site-ucla.service"
     assert written == [str(unit)]
     text = unit.read_text()
-    assert f"ExecStart={sys.executable} -m ndnsci site up -c {config}" in text
+    assert f"ExecStart={sys.executable} -m ndnsci site up -c {config.resolve()}" in text
     assert "KillMode=mixed" in text
     assert f"RequiresMountsFor={tmp_path / 'data'}" in text
     verify = subprocess.run(
