@@ -34,7 +34,6 @@ def systemd_unit(config: SiteConfig, python: str = sys.executable) -> str:
 # written by `ndnsci site render systemd -c {config.path.resolve()}`; edit the TOML, then render again
 [Unit]
 Description=ndnsci site {config.name} ({config.prefix}): forwarder, catalog, producers, gateway
-Documentation=https://github.com/ndnsci/ndnsci/blob/main/docs/site.md
 After=network-online.target
 Wants=network-online.target
 {f"RequiresMountsFor={roots}" if roots else ""}
