@@ -109,7 +109,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     )
     app.state.metrics = Metrics()
     # outside the body limit: a refused request is counted too
-    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, prefixes=(API_PREFIX,))
     if settings.cors_origins:  # outermost: a 413 carries the CORS headers too
         app.add_middleware(
             CORSMiddleware,

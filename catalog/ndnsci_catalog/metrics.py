@@ -64,9 +64,12 @@ class Metrics:
 class MetricsMiddleware:
     """Counts every HTTP request by the template of the route that answered it."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
         self.metrics = metrics
+        #: the prefixes routers are included under (FastAPI's route in the scope is the
+        #: router's own, without them)
+        self.prefixes = prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -83,17 +86,21 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, sending)
         finally:
-            route = _template(scope)
+            route = _template(scope, self.prefixes)
             method = str(scope.get("method", ""))
             self.metrics.requests.labels(method, route, str(status[0])).inc()
             self.metrics.latency.labels(method, route).observe(time.perf_counter() - began)
 
 
-def _template(scope: Scope) -> str:
-    """The matched route's path template (starlette puts the route in the scope), else
-    ``unmatched``."""
+def _template(scope: Scope, prefixes: tuple[str, ...]) -> str:
+    """The matched route's path template (FastAPI puts the route in the scope), under the
+    prefix the request's path has; ``unmatched`` when no route matched."""
     route: Any = scope.get("route")
     path = getattr(route, "path", None)
-    if isinstance(path, str):
-        return path
-    return "unmatched"
+    if not isinstance(path, str):
+        return "unmatched"
+    url = str(scope.get("path", ""))
+    for prefix in prefixes:
+        if url.startswith(prefix + "/") and not path.startswith(prefix + "/"):
+            return prefix + path
+    return path
