@@ -125,6 +125,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         )
     # /esg-search: ESGF's paths, ESGF's errors (NUL included); searches, so admitted as ours
     app.include_router(esgf.router, dependencies=[Depends(admitted)])
+
     @app.get(METRICS_PATH, include_in_schema=False)
     async def metrics(request: Request) -> Response:
         body, kind = request.app.state.metrics.exposition()

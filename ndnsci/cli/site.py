@@ -48,8 +48,11 @@ def register(subparsers: Any) -> None:
         if name in ("check", "status"):
             a.add_argument("--json", action="store_true", help="JSON on stdout")
         if name == "up":
-            a.add_argument("--detach", action="store_true",
-                           help="run the supervisor in the background; return once all is up")
+            a.add_argument(
+                "--detach",
+                action="store_true",
+                help="run the supervisor in the background; return once all is up",
+            )
         a.set_defaults(func=run)
 
 

@@ -186,7 +186,7 @@ class _Checker:
                     + ", ".join(known),
                 )
             kind, _ = known[key]
-            if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+            if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
                 raise self.fail(full, f"must be {_TYPE_WORDS[kind]}, not {_word(value)}")  # type: ignore[index]
         for key, (_, required) in known.items():
             if required and key not in raw:
@@ -196,23 +196,27 @@ class _Checker:
     def strings(self, raw: list[Any], where: str) -> tuple[str, ...]:
         for index, item in enumerate(raw):
             if not isinstance(item, str):
-                raise self.fail(f"{where}[{index}]", f"must be a string in quotes, not {_word(item)}")
+                raise self.fail(
+                    f"{where}[{index}]", f"must be a string in quotes, not {_word(item)}"
+                )
         return tuple(raw)
 
     def listen(self, text: str, where: str) -> Listen:
         host, sep, port_text = text.rpartition(":")
         if not sep or not port_text.isdigit() or not host:
-            raise self.fail(where, f"{text!r} is not HOST:PORT: write e.g. \"127.0.0.1:8000\"")
+            raise self.fail(where, f'{text!r} is not HOST:PORT: write e.g. "127.0.0.1:8000"')
         port = int(port_text)
         if port > 65535:
-            raise self.fail(where, f"port {port} is above 65535: write a port 1-65535 (0: any free)")
+            raise self.fail(
+                where, f"port {port} is above 65535: write a port 1-65535 (0: any free)"
+            )
         host = host.strip("[]")
         try:
             ipaddress.ip_address(host)
         except ValueError:
             if host != "localhost":
                 raise self.fail(
-                    where, f"{host!r} is not an IP address: write e.g. \"127.0.0.1:{port}\""
+                    where, f'{host!r} is not an IP address: write e.g. "127.0.0.1:{port}"'
                 ) from None
         return Listen(host, port)
 
@@ -303,12 +307,10 @@ class _Build:
                          "letters, digits, '-' or '_' (e.g. \"ucla\")")  # fmt: skip
         prefix = site.get("prefix", f"/{name}")
         self.ndn_name(prefix, "site.prefix")
-        state_dir = (
-            c.resolve(site["state_dir"]) if "state_dir" in site else _default_state(name)
-        )
-        key = c.file(site["key"], "site.key", "publisher key") if "key" in site else None
-        if key is not None:
-            self.private_key(key)
+        state_dir = c.resolve(site["state_dir"]) if "state_dir" in site else _default_state(name)
+        key_file = c.file(site["key"], "site.key", "publisher key") if "key" in site else None
+        if key_file is not None:
+            self.private_key(key_file)
         catalog = self.catalog(raw.get("catalog", {}), state_dir)
         data = raw.get("data", [])
         if isinstance(data, dict):
@@ -331,13 +333,17 @@ class _Build:
             if port and self.check_ports and _in_use(port):
                 raise c.fail(where, f"port {port} is in use (another site, or `ndnsci site up` "
                              "running?): write another port, or 0 for any free one")  # fmt: skip
-        return SiteConfig(c.path, name, prefix, key, state_dir, catalog, roots, fw, trusted,
+        return SiteConfig(c.path, name, prefix, key_file, state_dir, catalog, roots, fw, trusted,
                           gateway)  # fmt: skip
 
     def ndn_name(self, prefix: str, where: str) -> None:
         parts = prefix.split("/")
-        if not prefix.startswith("/") or len(parts) < 2 or any(p in ("", ".", "..") for p in parts[1:]):
-            raise self.c.fail(where, f"{prefix!r} is not an NDN name: write e.g. \"/ucla\"")
+        if (
+            not prefix.startswith("/")
+            or len(parts) < 2
+            or any(p in ("", ".", "..") for p in parts[1:])
+        ):
+            raise self.c.fail(where, f'{prefix!r} is not an NDN name: write e.g. "/ucla"')
 
     def private_key(self, path: Path) -> None:
         import stat
@@ -375,8 +381,11 @@ class _Build:
         origins = c.strings(t.get("allowed_origins", []), "catalog.allowed_origins")
         for i, origin in enumerate(origins):
             if origin != "*" and not re.match(r"^https?://[^/\s]+$", origin):
-                raise c.fail(f"catalog.allowed_origins[{i}]", f"{origin!r}: write an origin "
-                             "such as \"https://portal.example.org\" (no path), or \"*\"")  # fmt: skip
+                raise c.fail(
+                    f"catalog.allowed_origins[{i}]",
+                    f'{origin!r}: write an origin such as "https://portal.example.org" '
+                    '(no path), or "*"',
+                )
         proxies = c.strings(t.get("trusted_proxies", []), "catalog.trusted_proxies")
         for i, proxy in enumerate(proxies):
             try:
@@ -391,7 +400,9 @@ class _Build:
         t = c.table(raw, where, "data")
         path = c.resolve(t["path"])
         if not path.is_dir():
-            raise c.fail(f"{where}.path", f"no folder {path}: write the path of a folder to publish")
+            raise c.fail(
+                f"{where}.path", f"no folder {path}: write the path of a folder to publish"
+            )
         if not os.access(path, os.R_OK | os.X_OK):
             raise c.fail(f"{where}.path", f"{path} is not readable by this user: chmod it "
                          "(a+rX), or run the site as its owner")  # fmt: skip

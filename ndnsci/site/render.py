@@ -31,7 +31,8 @@ def systemd_unit(config: SiteConfig, python: str = sys.executable) -> str:
     command = shlex.join([python, "-m", "ndnsci", "site", "up", "-c", str(config.path.resolve())])
     roots = " ".join(str(root.path) for root in config.data)
     return f"""\
-# written by `ndnsci site render systemd -c {config.path.resolve()}`; edit the TOML, then render again
+# written by `ndnsci site render systemd -c {config.path.resolve()}`
+# edit the TOML, then render again
 [Unit]
 Description=ndnsci site {config.name} ({config.prefix}): forwarder, catalog, producers, gateway
 After=network-online.target

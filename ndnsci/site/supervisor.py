@@ -155,7 +155,9 @@ class Supervisor:
             raise StackError(already(self.config, other))
         self.dir.mkdir(parents=True, exist_ok=True)
         self.since = time.time()
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        previous = {
+            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)
+        }
         try:
             self.start()
             self.say(f"up: catalog {self.catalog_url}, forwarder {self.transport}")
@@ -280,9 +282,7 @@ class Supervisor:
             env = {**os.environ, **self._env, "NDNSCI_INSTANCE": self.instance}
             if part.name == "catalog" and self.config.catalog.allowed_origins:
                 env["NDNSCI_CORS_ORIGINS"] = json.dumps(list(self.config.catalog.allowed_origins))
-            part.proc = processes.start(
-                [sys.executable, "-m", "ndnsci", *part.argv], log, env=env
-            )
+            part.proc = processes.start([sys.executable, "-m", "ndnsci", *part.argv], log, env=env)
             part.pid = part.proc.pid
         part.state.pid = part.pid
         part.state.started = processes.start_time(part.pid)
@@ -472,8 +472,10 @@ def detach(config: SiteConfig, timeout: float = 300.0) -> SiteState:
         if proc.poll() is not None:
             raise StackError(f"the supervisor exited ({proc.returncode}):\n{processes.tail(log)}")
         state = running(config)
-        if state is not None and state.parts and all(
-            p.get("state") == "up" for p in state.parts.values()
+        if (
+            state is not None
+            and state.parts
+            and all(p.get("state") == "up" for p in state.parts.values())
         ):
             return state
         time.sleep(0.2)

@@ -23,7 +23,9 @@ def site(tmp_path: Path) -> Path:
     (tmp_path / "cert.pem").write_text("cert")
     (tmp_path / "tls.key").write_text("key")
     key = tmp_path / "site.pem"
-    key.write_text("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n")
+    key.write_text(
+        "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n"
+    )
     key.chmod(0o600)
     junk = tmp_path / "junk.key"
     junk.write_text("not a key\n")
@@ -51,7 +53,9 @@ def test_five_lines_make_a_site(site: Path) -> None:
 
 
 def test_a_full_file_reads_every_key(site: Path) -> None:
-    path = write(site, f"""
+    path = write(
+        site,
+        f"""
 [site]
 name = "ucla"
 prefix = "/ucla/cmip"
@@ -85,7 +89,8 @@ key = "{GOOD_KEY}"
 [gateway]
 enabled = true
 listen = "127.0.0.1:0"
-""")
+""",
+    )
     config = site_config.load(path)
     assert config.prefix == "/ucla/cmip"
     assert config.key == site / "site.pem"
@@ -111,58 +116,130 @@ HEAD = '[site]\nname = "ucla"\n'
 # (the file after HEAD or whole, the line, the key, what the message must say)
 BAD = {
     "not-toml": ('[site\nname = "x"\n', 1, "", "not TOML"),
-    "no-site": ('[catalog]\nworkers = 1\n', 1, "site", 'needs [site] with name'),
+    "no-site": ("[catalog]\nworkers = 1\n", 1, "site", "needs [site] with name"),
     "no-name": ('[site]\nprefix = "/x"\n', 1, "site", "'name' is missing"),
     "unknown-table": (HEAD + "[catalgo]\nworkers = 1\n", 3, "catalgo", "did you mean [catalog]?"),
-    "unknown-key": (HEAD + "[catalog]\nworker = 2\n", 4, "catalog.worker",
-                    "did you mean 'workers'?"),
+    "unknown-key": (
+        HEAD + "[catalog]\nworker = 2\n",
+        4,
+        "catalog.worker",
+        "did you mean 'workers'?",
+    ),
     "unknown-site-key": (HEAD + 'prefx = "/u"\n', 3, "site.prefx", "did you mean 'prefix'?"),
-    "name-type": ('[site]\nname = 7\n', 2, "site.name", "must be a string in quotes, not the number 7"),
+    "name-type": (
+        "[site]\nname = 7\n",
+        2,
+        "site.name",
+        "must be a string in quotes, not the number 7",
+    ),
     "bad-name": ('[site]\nname = "UCLA site"\n', 2, "site.name", "write a lower-case letter"),
     "bad-prefix": (HEAD + 'prefix = "ucla"\n', 3, "site.prefix", 'write e.g. "/ucla"'),
-    "workers-type": (HEAD + '[catalog]\nworkers = "2"\n', 4, "catalog.workers",
-                     "must be a whole number, not the string '2'"),
-    "workers-bool": (HEAD + "[catalog]\nworkers = true\n", 4, "catalog.workers",
-                     "must be a whole number, not the boolean true"),
+    "workers-type": (
+        HEAD + '[catalog]\nworkers = "2"\n',
+        4,
+        "catalog.workers",
+        "must be a whole number, not the string '2'",
+    ),
+    "workers-bool": (
+        HEAD + "[catalog]\nworkers = true\n",
+        4,
+        "catalog.workers",
+        "must be a whole number, not the boolean true",
+    ),
     "workers-range": (HEAD + "[catalog]\nworkers = 0\n", 4, "catalog.workers", "1-64"),
     "listen": (HEAD + '[catalog]\nlisten = "8000"\n', 4, "catalog.listen", "is not HOST:PORT"),
-    "listen-host": (HEAD + '[catalog]\nlisten = "example.org:80"\n', 4, "catalog.listen",
-                    "is not an IP address"),
+    "listen-host": (
+        HEAD + '[catalog]\nlisten = "example.org:80"\n',
+        4,
+        "catalog.listen",
+        "is not an IP address",
+    ),
     "db-url": (HEAD + '[catalog]\ndb = "mysql://x/y"\n', 4, "catalog.db", "postgresql://"),
     "db-folder": (HEAD + '[catalog]\ndb = "data"\n', 4, "catalog.db", "is a folder"),
-    "missing-cert": (HEAD + '[catalog]\ntls_cert = "nope.pem"\ntls_key = "tls.key"\n', 4,
-                     "catalog.tls_cert", "no certificate at"),
-    "cert-without-key": (HEAD + '[catalog]\ntls_cert = "cert.pem"\n', 3, "catalog.tls_key",
-                         "TLS needs both"),
-    "origin": (HEAD + '[catalog]\nallowed_origins = ["portal.example.org/x"]\n', 4,
-               "catalog.allowed_origins[0]", "write an origin"),
-    "proxy": (HEAD + '[catalog]\ntrusted_proxies = ["10.0.0.300"]\n', 4,
-              "catalog.trusted_proxies[0]", "is not an address"),
+    "missing-cert": (
+        HEAD + '[catalog]\ntls_cert = "nope.pem"\ntls_key = "tls.key"\n',
+        4,
+        "catalog.tls_cert",
+        "no certificate at",
+    ),
+    "cert-without-key": (
+        HEAD + '[catalog]\ntls_cert = "cert.pem"\n',
+        3,
+        "catalog.tls_key",
+        "TLS needs both",
+    ),
+    "origin": (
+        HEAD + '[catalog]\nallowed_origins = ["portal.example.org/x"]\n',
+        4,
+        "catalog.allowed_origins[0]",
+        "write an origin",
+    ),
+    "proxy": (
+        HEAD + '[catalog]\ntrusted_proxies = ["10.0.0.300"]\n',
+        4,
+        "catalog.trusted_proxies[0]",
+        "is not an address",
+    ),
     "no-data-root": (HEAD + '[[data]]\npath = "missing"\n', 4, "data[0].path", "no folder"),
     "data-no-path": (HEAD + '[[data]]\nscheme = "cmip6"\n', 3, "data[0]", "'path' is missing"),
-    "engine": (HEAD + '[[data]]\npath = "data"\nengine = "rust"\n', 5, "data[0].engine",
-               "write one of auto, python, ndn-dpdk"),
-    "scheme": (HEAD + '[[data]]\npath = "data"\nscheme = "cmip7"\n', 5, "data[0].scheme",
-               "write one of auto"),
-    "second-root": (HEAD + '[[data]]\npath = "data"\n[[data]]\npath = "gone"\n', 6,
-                    "data[1].path", "no folder"),
+    "engine": (
+        HEAD + '[[data]]\npath = "data"\nengine = "rust"\n',
+        5,
+        "data[0].engine",
+        "write one of auto, python, ndn-dpdk",
+    ),
+    "scheme": (
+        HEAD + '[[data]]\npath = "data"\nscheme = "cmip7"\n',
+        5,
+        "data[0].scheme",
+        "write one of auto",
+    ),
+    "second-root": (
+        HEAD + '[[data]]\npath = "data"\n[[data]]\npath = "gone"\n',
+        6,
+        "data[1].path",
+        "no folder",
+    ),
     "missing-key": (HEAD + 'key = "none.pem"\n', 3, "site.key", "no publisher key at"),
     "open-key": (HEAD + 'key = "cert.pem"\n', 3, "site.key", "readable by others"),
     "bad-key": (HEAD + 'key = "junk.key"\n', 3, "site.key", "is not a PEM private key"),
-    "face": (HEAD + '[forwarder]\nfaces = ["192.0.2.1"]\n', 4, "forwarder.faces[0]",
-             "is not a face URI"),
-    "ws-port": (HEAD + "[forwarder]\nws_port = 70000\n", 4, "forwarder.ws_port",
-                "is not a port"),
-    "route-key": (HEAD + '[forwarder]\nroutes = [{ prefix = "/mit", fac = "udp4://a:1" }]\n', 4,
-                  "forwarder.routes[0].fac", "did you mean 'face'?"),
-    "trust-no-key": (HEAD + '[[federation.trusted]]\nname = "mit"\nprefix = "/mit"\n', 3,
-                     "federation.trusted[0]", "'key' is missing: a trusted site needs key"),
-    "trust-bad-key": (HEAD + '[[federation.trusted]]\nname = "mit"\nprefix = "/mit"\n'
-                      'key = "xyz"\n', 6, "federation.trusted[0].key", "64 hex digits"),
-    "trust-self": (HEAD + f'[[federation.trusted]]\nname = "ucla"\nprefix = "/u"\nkey = "{GOOD_KEY}"\n',
-                   4, "federation.trusted[0].name", "another site's name"),
-    "gateway-enabled": (HEAD + '[gateway]\nenabled = "yes"\n', 4, "gateway.enabled",
-                        "must be true or false"),
+    "face": (
+        HEAD + '[forwarder]\nfaces = ["192.0.2.1"]\n',
+        4,
+        "forwarder.faces[0]",
+        "is not a face URI",
+    ),
+    "ws-port": (HEAD + "[forwarder]\nws_port = 70000\n", 4, "forwarder.ws_port", "is not a port"),
+    "route-key": (
+        HEAD + '[forwarder]\nroutes = [{ prefix = "/mit", fac = "udp4://a:1" }]\n',
+        4,
+        "forwarder.routes[0].fac",
+        "did you mean 'face'?",
+    ),
+    "trust-no-key": (
+        HEAD + '[[federation.trusted]]\nname = "mit"\nprefix = "/mit"\n',
+        3,
+        "federation.trusted[0]",
+        "'key' is missing: a trusted site needs key",
+    ),
+    "trust-bad-key": (
+        HEAD + '[[federation.trusted]]\nname = "mit"\nprefix = "/mit"\nkey = "xyz"\n',
+        6,
+        "federation.trusted[0].key",
+        "64 hex digits",
+    ),
+    "trust-self": (
+        HEAD + f'[[federation.trusted]]\nname = "ucla"\nprefix = "/u"\nkey = "{GOOD_KEY}"\n',
+        4,
+        "federation.trusted[0].name",
+        "another site's name",
+    ),
+    "gateway-enabled": (
+        HEAD + '[gateway]\nenabled = "yes"\n',
+        4,
+        "gateway.enabled",
+        "must be true or false",
+    ),
 }
 
 
