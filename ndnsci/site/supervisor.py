@@ -245,6 +245,25 @@ class Supervisor:
                 raise StackError(
                     f"publishing {root.path} failed:\n{processes.tail(self.dir / 'publish.log')}"
                 )
+        self._identify()
+
+    def _identify(self) -> None:
+        """Name the catalog's site (once; the same name again is a no-op) and trust the
+        configured sites, in the catalog's database before the catalog starts."""
+        c = self.config
+        db = c.catalog.db
+        steps = [["catalog", "site", "init", c.name, "--prefix", c.prefix, "--db", db]]
+        steps += [
+            ["catalog", "trust", "add", t.name, t.key, "--prefix", t.prefix, "--db", db]
+            for t in c.trusted
+        ]
+        for step in steps:
+            proc = subprocess.run(
+                [sys.executable, "-m", "ndnsci", *step], capture_output=True, text=True,
+                env={**os.environ, **self._env}, timeout=300, check=False,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                raise StackError(f"`ndnsci {' '.join(step[:3])}` failed: {proc.stderr.strip()}")
 
     def _healthy(self) -> bool:
         import httpx

@@ -45,7 +45,8 @@ def site_file(tmp_path: Path, sample_dir: Path, ndnd_binary: Path) -> Iterator[P
         f'[site]\nname = "testsite"\nstate_dir = "{tmp_path / "state"}"\n\n'
         f'[catalog]\nlisten = "127.0.0.1:0"\n\n'
         f'[[data]]\npath = "{sample_dir}"\n\n'
-        f'[gateway]\nenabled = true\nlisten = "127.0.0.1:0"\n'
+        f'[gateway]\nenabled = true\nlisten = "127.0.0.1:0"\n\n'
+        f'[[federation.trusted]]\nname = "mit"\nprefix = "/mit"\nkey = "{"ab" * 32}"\n'
     )
     os.environ["NDND"] = str(ndnd_binary)
     yield config
@@ -63,6 +64,14 @@ def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: 
     assert parts["catalog"]["health"]["status"] == "ok"
     assert parts["producer"]["health"]["files"] > 0
     assert "nFaces" in parts["forwarder"]["health"] or parts["forwarder"]["health"]
+
+    # the catalog names its site and trusts the configured one
+    db = f"sqlite:///{tmp_path / 'state' / 'catalog.db'}"
+    shown = run_cli("catalog", "site", "show", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    sites = {s["name"]: s for s in map(json.loads, shown.stdout.splitlines())}
+    assert sites["testsite"]["local"] is True
+    assert sites["mit"]["public_key"] == "ab" * 32
 
     # a fetch through the site's forwarder, by the site's catalog
     fetched = run_cli(
