@@ -367,6 +367,20 @@ class Supervisor:
         part.state.state = "up"
         self.say(f"{part.name}: restarted (pid {part.pid}, restart {part.state.restarts})")
         self.save()
+        if part.name == "forwarder":
+            self._reattach()
+
+    def _reattach(self) -> None:
+        """After the forwarder restarts, the parts on it (producers, gateway) start again: their
+        faces and prefix registrations went with the old one."""
+        for other in self.parts:
+            if other.proc is None or other.name == "catalog" or other.state.state == "failed":
+                continue
+            processes.terminate(other.proc, STOP_TIMEOUT)
+            other.state.state = "restarting"
+            other.deaths.clear()
+            self.say(f"{other.name}: restarting on the new forwarder")
+            self._restart(other)
 
     def stop(self) -> None:
         """Stop every part, the last started first; remove the state file."""

@@ -98,6 +98,21 @@ def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: 
         assert "died; restarting" in (tmp_path / "state" / "supervisor.log").read_text()
         parts = back["parts"]
 
+    # the forwarder killed: it comes back, and the producer and gateway start again on it
+    old_fw, old_producer = parts["forwarder"]["pid"], parts["producer"]["pid"]
+    os.kill(old_fw, signal.SIGKILL)
+    back = poll(site_file, lambda s: s["parts"]["forwarder"]["pid"] != old_fw
+                and all(p["state"] == "up" for p in s["parts"].values())
+                and s["parts"]["producer"]["pid"] != old_producer, UP_BUDGET)  # fmt: skip
+    assert back["parts"]["forwarder"]["restarts"] == 1
+    parts = back["parts"]
+    again_fetched = run_cli(
+        "fetch", "--query", "model=HadCM3 variable=tas", "-o", str(tmp_path / "again"),
+        "--catalog", now["catalog_url"], env={"NDN_CLIENT_TRANSPORT": now["transport"]},
+        timeout=300,
+    )  # fmt: skip
+    assert again_fetched.returncode == 0, again_fetched.stderr
+
     pids = [p["pid"] for p in parts.values()] + [now["supervisor"]]
     down = run_cli("site", "down", "-c", str(site_file), timeout=120)
     assert down.returncode == 0, down.stderr
