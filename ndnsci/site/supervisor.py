@@ -89,6 +89,30 @@ def running(config: SiteConfig) -> SiteState | None:
     return state
 
 
+def group_members(pgid: int) -> list[int]:
+    """The live processes of process group ``pgid`` (a part and what it started: each part
+    runs in a session, hence a group, of its own)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(entry.name))
+    return found
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL what is left of a part's group: a part killed with SIGKILL leaves its own
+    children (the catalog's publish preparing process) behind, which nobody else stops."""
+    if pgid and group_members(pgid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
 def already(config: SiteConfig, other: SiteState) -> str:
     """The refusal of a second ``up``, naming the supervisor that runs."""
     return (
@@ -341,6 +365,7 @@ class Supervisor:
                 continue
             if self._alive(part):
                 continue
+            kill_group(part.pid)  # what it left behind
             part.deaths = [t for t in part.deaths if now - t < GIVE_UP_WINDOW] + [now]
             if len(part.deaths) >= GIVE_UP:
                 part.state.state = "failed"
@@ -377,6 +402,7 @@ class Supervisor:
             if other.proc is None or other.name == "catalog" or other.state.state == "failed":
                 continue
             processes.terminate(other.proc, STOP_TIMEOUT)
+            kill_group(other.pid)
             other.state.state = "restarting"
             other.deaths.clear()
             self.say(f"{other.name}: restarting on the new forwarder")
@@ -387,6 +413,7 @@ class Supervisor:
         for part in reversed(self.parts):
             if part.proc is not None:
                 processes.terminate(part.proc, STOP_TIMEOUT)
+                kill_group(part.pid)
             elif part.pid:
                 from ndnsci.ndn import forwarder
 
@@ -468,6 +495,7 @@ def down(config: SiteConfig) -> bool:
         part = PartState(**raw)
         if processes.alive(part.pid, "", part.started):
             processes.stop_pid(part.pid, STOP_TIMEOUT)
+        kill_group(part.pid)
     if processes.alive(state.supervisor, "", state.supervisor_started):
         processes.stop_pid(state.supervisor, STOP_TIMEOUT)
     state_path(config).unlink(missing_ok=True)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ndnsci.base import processes
+from ndnsci.site import supervisor
 from tests.support import run_cli
 
 RESTART_BUDGET = 10.0  # the figure: a killed part is running again within 10 s
@@ -87,6 +88,7 @@ def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: 
     assert again.returncode == 1
     assert f"site testsite is running already: supervisor pid {now['supervisor']}" in again.stderr
 
+    groups = {p["pid"] for p in parts.values() if p["pid"]}
     for part in ("catalog", "producer"):
         old = parts[part]["pid"]
         os.kill(old, signal.SIGKILL)
@@ -114,9 +116,13 @@ def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: 
     assert again_fetched.returncode == 0, again_fetched.stderr
 
     pids = [p["pid"] for p in parts.values()] + [now["supervisor"]]
+    groups |= set(pids)
     down = run_cli("site", "down", "-c", str(site_file), timeout=120)
     assert down.returncode == 0, down.stderr
     assert down.stdout.strip() == "site testsite: stopped"
     assert [pid for pid in pids if processes.alive(pid)] == []
+    # nor anything a part started (each part's process group; the catalog's preparing
+    # process outlived a catalog killed with SIGKILL before the supervisor cleaned up)
+    assert [pid for group in groups for pid in supervisor.group_members(group)] == []
     assert status(site_file)["running"] is False
     assert not (tmp_path / "state" / "site.json").exists()
