@@ -62,3 +62,23 @@ def test_a_part_that_keeps_dying_is_left_down_and_the_rest_stay_up(
         sleeper.wait()
         if dying.proc is not None:
             dying.proc.wait()
+
+
+def test_logs_and_status_of_a_site_that_is_not_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ndnsci.cli import main
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "catalog.log").write_text("one\ntwo\nthree\n")
+    path = tmp_path / "site.toml"
+    path.write_text(f'[site]\nname = "t"\nstate_dir = "{state}"\n')
+    assert main(["site", "logs", "-c", str(path), "catalog", "-n", "2"]) == 0
+    assert capsys.readouterr().out == "== catalog ==\ntwo\nthree\n"
+    assert main(["site", "logs", "-c", str(path), "gateway"]) == 1
+    assert "no part 'gateway' in site t: one of catalog" in capsys.readouterr().err
+    assert main(["site", "status", "-c", str(path), "--json"]) == 3
+    assert '"running": false' in capsys.readouterr().out
+    assert main(["site", "down", "-c", str(path)]) == 0
+    assert capsys.readouterr().out == "site t: not running\n"
