@@ -14,6 +14,7 @@
      ├── DownloadError                 files of a bulk fetch failed; .report says which and why
      ├── MissingDependencyError        an optional package is not installed (also ImportError)
      ├── StackError                    a part of the local stack (``ndnsci up``) did not start
+ │    └── SiteConfigError          a site's TOML file (``ndnsci site -c FILE``) is wrong; .line
      ├── FederationError               a site of the federation cannot be named, trusted or reached
      │    └── RefusedChangesError      a batch of another site's changes is forged, tampered
      │                                 with or malformed: refused, nothing applied
@@ -71,6 +72,7 @@ __all__ = [
     "QueryError",
     "QuicklookError",
     "RefusedChangesError",
+    "SiteConfigError",
     "StackError",
     "TestbedError",
     "TransportError",
@@ -182,6 +184,17 @@ class MissingDependencyError(NdnsciError, ImportError):
 
 class StackError(NdnsciError):
     """A part of the local stack (forwarder, catalog, producer) did not start or died."""
+
+
+class SiteConfigError(StackError):
+    """A site's configuration file is wrong: ``.path``, ``.line`` and ``.key`` say where; the
+    message says what to write instead (docs/site.md)."""
+
+    def __init__(self, message: str, path: object, line: int, key: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.key = key
 
 
 class FederationError(NdnsciError):

@@ -36,7 +36,7 @@ EXTRAS = {
 }
 SERVER = {
     "ndnsci", "ndnsci-translators", "fastapi", "uvicorn", "sqlalchemy", "alembic", "pydantic",
-    "pydantic-settings", "numpy", "msgspec",
+    "pydantic-settings", "numpy", "msgspec", "prometheus-client",
 }  # fmt: skip
 HEAVY = {"netcdf4", "xarray", "fastapi", "sqlalchemy", "python-ndn", "pandas"}
 

@@ -32,6 +32,7 @@ from ndnsci_catalog.database import Probe, engine_url, make_engine, make_session
 from ndnsci_catalog.errors import CatalogError, UnavailableError
 from ndnsci_catalog.facetindex import FacetIndex, IndexBusy, engine_source
 from ndnsci_catalog.loader import RequestPreparer
+from ndnsci_catalog.metrics import METRICS_PATH, Metrics, MetricsMiddleware
 
 API_PREFIX = "/api/v1"
 #: pooled connections beyond one per turn (see ndnsci_catalog.admission): a spare
@@ -106,6 +107,9 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         publish_records=settings.max_publish_records,
         limit=settings.max_body_bytes,
     )
+    app.state.metrics = Metrics()
+    # outside the body limit: a refused request is counted too
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, prefixes=(API_PREFIX,))
     if settings.cors_origins:  # outermost: a 413 carries the CORS headers too
         app.add_middleware(
             CORSMiddleware,
@@ -121,6 +125,12 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         )
     # /esg-search: ESGF's paths, ESGF's errors (NUL included); searches, so admitted as ours
     app.include_router(esgf.router, dependencies=[Depends(admitted)])
+
+    @app.get(METRICS_PATH, include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        body, kind = request.app.state.metrics.exposition()
+        return Response(body, media_type=kind)
+
     app.add_exception_handler(CatalogError, _catalog_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)

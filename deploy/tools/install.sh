@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Install the command-line tools the tests run: the HTTP clients ESGF download scripts use, wget
 # and curl (Debian packages), as a user of /esg-search/wget would have them; gdb, which holds the
-# NDN-DPDK forwarder's polling thread in the middle of a burst in a native fault test.
+# NDN-DPDK forwarder's polling thread in the middle of a burst in a native fault test;
+# systemd-analyze (Debian's systemd), which verifies the unit `ndnsci site render systemd` writes.
 #
 #   deploy/tools/install.sh
 #
-# Idempotent: does nothing when both are installed. Needs root or sudo for apt-get otherwise.
+# Idempotent: does nothing when all are installed. Needs root or sudo for apt-get otherwise.
 set -euo pipefail
 
 missing=()
-for tool in wget curl gdb; do
-    command -v "$tool" >/dev/null || missing+=("$tool")
+for pair in wget:wget curl:curl gdb:gdb systemd-analyze:systemd; do
+    command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
 done
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 

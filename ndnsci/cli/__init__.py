@@ -34,6 +34,7 @@ COMMANDS = {
     "keys": "ndnsci.cli.keys",
     "sample": "ndnsci.cli.sample",
     "up": "ndnsci.cli.up",
+    "site": "ndnsci.cli.site",
     "testbed": "ndnsci.cli.testbed",
     "native": "ndnsci.cli.native",
     "xrootd": "ndnsci.cli.xrootd",

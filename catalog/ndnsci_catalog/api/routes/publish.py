@@ -83,6 +83,7 @@ async def publish_records(
         with sessions() if sessions is not None else contextlib.nullcontext(session) as writing:
             result = publish(writing, prepared)
             writing.commit()
+        request.app.state.metrics.count_publish(result.inserted, result.replaced, result.unchanged)
         conflicting = [{"name": n, "held_by": site} for n, site in result.conflicts]
         return PublishResponse.model_validate({**result.to_dict(), "conflicting": conflicting})
 

@@ -1,0 +1,128 @@
+"""`ndnsci site up|status|down -c FILE` with real processes: forwarder, catalog, producer and
+gateway started in order and supervised; a part killed with SIGKILL is restarted; `down` from
+another process leaves nothing running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ndnsci.base import processes
+from ndnsci.site import supervisor
+from tests.support import run_cli
+
+RESTART_BUDGET = 10.0  # the issue's figure: a killed part is running again within 10 s
+UP_BUDGET = 120.0  # a restarted catalog answering its health check, on a loaded machine
+
+
+def status(config: Path) -> dict[str, Any]:
+    done = run_cli("site", "status", "-c", str(config), "--json")
+    assert done.returncode in (0, 3), done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def poll(config: Path, ready: Any, budget: float) -> dict[str, Any]:
+    deadline = time.monotonic() + budget
+    while True:
+        now = status(config)
+        if ready(now):
+            return now
+        assert time.monotonic() < deadline, f"not so within {budget:.0f} s: {now}"
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def site_file(tmp_path: Path, sample_dir: Path, ndnd_binary: Path) -> Iterator[Path]:
+    config = tmp_path / "site.toml"
+    config.write_text(
+        f'[site]\nname = "testsite"\nstate_dir = "{tmp_path / "state"}"\n\n'
+        f'[catalog]\nlisten = "127.0.0.1:0"\n\n'
+        f'[[data]]\npath = "{sample_dir}"\n\n'
+        f'[gateway]\nenabled = true\nlisten = "127.0.0.1:0"\n\n'
+        f'[[federation.trusted]]\nname = "mit"\nprefix = "/mit"\nkey = "{"ab" * 32}"\n'
+    )
+    os.environ["NDND"] = str(ndnd_binary)
+    yield config
+    run_cli("site", "down", "-c", str(config))
+
+
+def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: Path) -> None:
+    up = run_cli("site", "up", "--detach", "-c", str(site_file), timeout=600)
+    assert up.returncode == 0, up.stderr + (tmp_path / "state" / "supervisor.log").read_text()
+    now = status(site_file)
+    assert now["running"]
+    parts = now["parts"]
+    assert list(parts) == ["forwarder", "catalog", "producer", "gateway"]
+    assert all(p["state"] == "up" for p in parts.values()), parts
+    assert parts["catalog"]["health"]["status"] == "ok"
+    assert parts["producer"]["health"]["files"] > 0
+    assert "nFaces" in parts["forwarder"]["health"] or parts["forwarder"]["health"]
+
+    # the catalog names its site and trusts the configured one
+    db = f"sqlite:///{tmp_path / 'state' / 'catalog.db'}"
+    shown = run_cli("catalog", "site", "show", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    sites = {s["name"]: s for s in map(json.loads, shown.stdout.splitlines())}
+    assert sites["testsite"]["local"] is True
+    assert sites["mit"]["public_key"] == "ab" * 32
+
+    # a fetch through the site's forwarder, by the site's catalog
+    fetched = run_cli(
+        "fetch", "--query", "model=HadCM3 variable=tas", "-o", str(tmp_path / "got"),
+        "--catalog", now["catalog_url"], env={"NDN_CLIENT_TRANSPORT": now["transport"]},
+        timeout=300,
+    )  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    assert any(p.is_file() for p in (tmp_path / "got").rglob("*.nc"))
+
+    # a second `up` of the same site refuses, naming the running one
+    again = run_cli("site", "up", "-c", str(site_file))
+    assert again.returncode == 1
+    assert f"site testsite is running already: supervisor pid {now['supervisor']}" in again.stderr
+
+    groups = {p["pid"] for p in parts.values() if p["pid"]}
+    for part in ("catalog", "producer"):
+        old = parts[part]["pid"]
+        os.kill(old, signal.SIGKILL)
+        poll(site_file, lambda s, p=part, o=old: s["parts"][p]["pid"] != o
+             and processes.alive(s["parts"][p]["pid"]), RESTART_BUDGET)  # fmt: skip
+        back = poll(site_file, lambda s, p=part: s["parts"][p]["state"] == "up"
+                    and "health" in s["parts"][p], UP_BUDGET)  # fmt: skip
+        assert back["parts"][part]["restarts"] == 1
+        assert "died; restarting" in (tmp_path / "state" / "supervisor.log").read_text()
+        parts = back["parts"]
+
+    # the forwarder killed: it comes back, and the producer and gateway start again on it
+    old_fw, old_producer = parts["forwarder"]["pid"], parts["producer"]["pid"]
+    os.kill(old_fw, signal.SIGKILL)
+    back = poll(site_file, lambda s: s["parts"]["forwarder"]["pid"] != old_fw
+                and all(p["state"] == "up" for p in s["parts"].values())
+                and s["parts"]["producer"]["pid"] != old_producer, UP_BUDGET)  # fmt: skip
+    assert back["parts"]["forwarder"]["restarts"] == 1
+    parts = back["parts"]
+    again_fetched = run_cli(
+        "fetch", "--query", "model=HadCM3 variable=tas", "-o", str(tmp_path / "again"),
+        "--catalog", now["catalog_url"], env={"NDN_CLIENT_TRANSPORT": now["transport"]},
+        timeout=300,
+    )  # fmt: skip
+    assert again_fetched.returncode == 0, again_fetched.stderr
+
+    pids = [p["pid"] for p in parts.values()] + [now["supervisor"]]
+    groups |= set(pids)
+    down = run_cli("site", "down", "-c", str(site_file), timeout=120)
+    assert down.returncode == 0, down.stderr
+    assert down.stdout.strip() == "site testsite: stopped"
+    assert [pid for pid in pids if processes.alive(pid)] == []
+    # nor anything a part started (each part's process group; the catalog's preparing
+    # process outlived a catalog killed with SIGKILL before the supervisor cleaned up)
+    assert [pid for group in groups for pid in supervisor.group_members(group)] == []
+    assert status(site_file)["running"] is False
+    assert not (tmp_path / "state" / "site.json").exists()
