@@ -131,6 +131,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.system)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz-minutes",
+        type=float,
+        default=0.0,
+        help="also fuzz the netCDF header reader this long (tests/translators/test_netcdf_fuzz.py)",
+    )
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_PROCESS_DIR, ignore_errors=True)
 
