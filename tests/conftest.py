@@ -88,6 +88,7 @@ SYSTEM_FIXTURES = frozenset(
 )
 # tests that start services themselves (in a subprocess), by node id's start: the reason
 SYSTEM: dict[str, str] = {
+    "tests/catalog/test_http_limits.py": "a `catalog serve` process, sent raw requests",
     "tests/catalog/test_load.py::test_a_hundred_clients_and_a_publish_never_wedge_the_catalog": (
         "a `catalog serve` process under a hundred clients and a publish"
     ),
