@@ -108,3 +108,27 @@ def database_failure(exc: BaseException) -> str | None:
     cause = getattr(exc, "orig", None) or exc
     first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
     return f"the database refused: {first[:300]}"
+
+
+def port_number(text: str) -> int:
+    """argparse ``type=`` of a TCP/UDP port: 0-65535 (0: any free one)."""
+    import argparse
+
+    if not text.isdigit() or len(text) > 5 or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text[:20]!r}")
+    return int(text)
+
+
+def http_url(text: str) -> str:
+    """argparse ``type=`` of an http:// or https:// URL with a host."""
+    import argparse
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"not an http(s)://HOST URL: {text[:100]!r}")
+    return text

@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from ndnsci.cli import federation
-from ndnsci.cli._common import database_url
+from ndnsci.cli._common import database_url, port_number
 
 #: seconds the requests running at SIGTERM get to finish; then they are cancelled, and the
 #: process leaves without threads still busy (their transactions roll back)
@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
     serve = commands.add_parser("serve", help="serve the REST API (migrates the database first)")
     _db_option(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=port_number, default=8000)
     serve.add_argument("--no-migrate", action="store_true", help="do not upgrade the schema")
     serve.add_argument(
         "--no-gateway", action="store_true", help="do not serve files over HTTP at /data/"

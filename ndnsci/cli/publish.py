@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     token = args.token or settings().token
     if args.catalog and not token:
         return _usage("--catalog needs --token or $NDNSCI_TOKEN")
+    if args.records not in (None, "-") and not os.path.isfile(args.records):
+        return _usage(f"--records {args.records}: no such file")
     tally = Tally(args.replace)
     try:
         db = None if args.catalog else database_url(args.db)
