@@ -15,6 +15,7 @@ import json
 import random
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import headerfuzz
@@ -42,13 +43,15 @@ def test_an_hdf5_file_cut_inside_its_superblock_is_refused_with_a_reason(tmp_pat
 
 def test_damaged_headers_are_described_or_refused_never_an_exception(bases, tmp_path, request):
     minutes = request.config.getoption("--fuzz-minutes")
-    cases = itertools.chain(
-        headerfuzz.every_cut(bases, None if minutes else CUTS_UP_TO),
+    cases: Iterator[tuple[str, bytes]] = itertools.chain(
+        headerfuzz.every_cut(bases, CUTS_UP_TO),
         itertools.islice(headerfuzz.random_cases(bases, random.Random(SEED)), RANDOM_CASES),
     )
-    if minutes:
+    if minutes:  # then every cut of every file and random cases, until the minutes are up
         deadline = time.monotonic() + 60 * minutes
-        more = headerfuzz.random_cases(bases, random.Random(SEED + 1))
+        more = itertools.chain(
+            headerfuzz.every_cut(bases), headerfuzz.random_cases(bases, random.Random(SEED + 1))
+        )
         cases = itertools.chain(
             cases, itertools.takewhile(lambda _: time.monotonic() < deadline, more)
         )
