@@ -88,6 +88,7 @@ SYSTEM_FIXTURES = frozenset(
 )
 # tests that start services themselves (in a subprocess), by node id's start: the reason
 SYSTEM: dict[str, str] = {
+    "tests/catalog/test_http_limits.py": "a `catalog serve` process, sent raw requests",
     "tests/catalog/test_load.py::test_a_hundred_clients_and_a_publish_never_wedge_the_catalog": (
         "a `catalog serve` process under a hundred clients and a publish"
     ),
@@ -129,6 +130,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or _listed(item.nodeid, SYSTEM)
         ):
             item.add_marker(pytest.mark.system)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz-minutes",
+        type=float,
+        default=0.0,
+        help="also fuzz the netCDF header reader this long (tests/translators/test_netcdf_fuzz.py)",
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     #: the HTTP gateway to the NDN data (``ndnsci gateway``) that ESGF records and the portal
     #: link to; '' is ``/data/`` on this server (``ndnsci catalog serve`` mounts it there)
     gateway_url: str = ""
+    #: seconds a client has to send a request's head (``ndnsci catalog serve``: 408 beyond;
+    #: its size and field count are bounded too, ``ndnsci_catalog.serving``)
+    head_seconds: float = 10.0
     #: the XRootD server that reads this catalog's CMS files over NDN (``ndnsci xrootd up``),
     #: e.g. ``root://xrootd.example.org:1094``: CMS records then offer
     #: ``root://HOST:PORT//store/...`` beside the NDN name and the HTTP URL; '' offers none

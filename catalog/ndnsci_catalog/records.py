@@ -37,6 +37,9 @@ SITE_FACET = "site"
 MAX_NAME = 4096
 MAX_VALUE = 1024
 MAX_METADATA = 1 << 20
+#: objects and arrays nested in a record's metadata, the record's own object not counted: what
+#: is stored must be served again (pydantic's serializer stops at a few hundred levels, a 500)
+MAX_METADATA_DEPTH = 64
 #: one record, as one JSON line: the metadata and room for the rest
 MAX_RECORD = MAX_METADATA + (1 << 20)
 MAX_FACETS = 64
@@ -417,13 +420,29 @@ def _metadata(value: object) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         raise RecordError("'metadata' must be an object")
-    try:
-        size = len(json.dumps(value, default=str))
-    except RecursionError:
-        raise RecordError("'metadata' is nested too deeply") from None
+    if _depth(value) > MAX_METADATA_DEPTH:
+        raise RecordError(f"'metadata' nests more than {MAX_METADATA_DEPTH} levels")
+    size = len(json.dumps(value, default=str))
     if size > MAX_METADATA:
         raise RecordError(f"'metadata' is larger than {MAX_METADATA} bytes")
     return value
+
+
+def _depth(value: object) -> int:
+    """Levels of objects and arrays in ``value`` (``{}``: 1), without recursion; it stops
+    counting past :data:`MAX_METADATA_DEPTH`."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        deepest = max(deepest, level)
+        if level > MAX_METADATA_DEPTH:
+            break
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _size(value: object) -> int | None:

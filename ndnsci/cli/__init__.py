@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ndnsci import __version__
-from ndnsci.cli._common import formatter
+from ndnsci.cli._common import UsageError, database_failure, formatter
 from ndnsci.errors import missing
 
 if TYPE_CHECKING:  # argparse is imported by build_parser: `ndnsci fetch NAME` runs without it
@@ -96,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(missing(exc.name or "", extra, f"ndnsci {args.command}"), file=sys.stderr)
         return 2
+    except UsageError as exc:
+        print(f"ndnsci {args.command}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -103,6 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader went away (``ndnsci translate ... | head``): not an error of ours
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        failure = database_failure(exc)
+        if failure is None:
+            raise
+        print(f"ndnsci {args.command}: {failure}", file=sys.stderr)
+        return 1
     return code
 
 

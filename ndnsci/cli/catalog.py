@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from ndnsci.cli import federation
+from ndnsci.cli._common import database_url, port_number
 
 #: seconds the requests running at SIGTERM get to finish; then they are cancelled, and the
 #: process leaves without threads still busy (their transactions roll back)
@@ -54,7 +55,7 @@ def register(subparsers: Any) -> None:
     serve = commands.add_parser("serve", help="serve the REST API (migrates the database first)")
     _db_option(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=port_number, default=8000)
     serve.add_argument("--no-migrate", action="store_true", help="do not upgrade the schema")
     serve.add_argument(
         "--no-gateway", action="store_true", help="do not serve files over HTTP at /data/"
@@ -92,14 +93,15 @@ def register(subparsers: Any) -> None:
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--db", metavar="URL", help="database URL (default: $NDNSCI_DB or the user's SQLite file)"
+        "--db",
+        metavar="URL",
+        help="database URL or a SQLite file's path (default: $NDNSCI_DB or the user's SQLite file)",
     )
 
 
 def db_url(args: argparse.Namespace) -> str:
-    from ndnsci_catalog.config import Settings
-
-    return str(args.db) if args.db else Settings().db
+    """``--db``, else ``$NDNSCI_DB``, else the user's catalog (UsageError: not a database)."""
+    return database_url(args.db)
 
 
 def run_migrate(args: argparse.Namespace) -> int:
@@ -117,6 +119,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from ndnsci_catalog.config import Settings
     from ndnsci_catalog.main import create_app
     from ndnsci_catalog.migrate import schema_behind, upgrade
+    from ndnsci_catalog.serving import protocol
 
     sys.setswitchinterval(SWITCH_SECONDS)
     if args.db and (folder := _missing_sqlite_folder(str(args.db))) is not None:
@@ -152,6 +155,7 @@ def run_serve(args: argparse.Namespace) -> int:
         app,
         host=args.host,
         port=args.port,
+        http=protocol(settings.head_seconds),  # the request head bounded: size, fields, time
         log_level="info",
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,

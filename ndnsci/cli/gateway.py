@@ -15,6 +15,8 @@ import argparse
 import sys
 from typing import Any
 
+from ndnsci.cli._common import http_url, port_number
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -23,9 +25,11 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--catalog", metavar="URL", help="the catalog whose files to serve")
+    p.add_argument(
+        "--catalog", metavar="URL", type=http_url, help="the catalog whose files to serve"
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=int, default=8001)
+    p.add_argument("--port", type=port_number, default=8001)
     p.set_defaults(func=run)
 
 

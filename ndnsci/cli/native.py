@@ -20,6 +20,8 @@ import json
 import sys
 from typing import Any
 
+from ndnsci.cli._common import port_number
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -37,7 +39,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--no-ndnd", action="store_true", help="up: do not link to NDNd")
     p.add_argument(
-        "--port", type=int, default=3030, help="up: first GraphQL port (3030, 3031, 3032)"
+        "--port", type=port_number, default=3030, help="up: first GraphQL port (3030, 3031, 3032)"
     )
     p.set_defaults(func=run)
 

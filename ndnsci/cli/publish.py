@@ -34,6 +34,7 @@ import os
 import sys
 from typing import IO, Any
 
+from ndnsci.cli._common import database_url
 from ndnsci.sdk.publish import Collision
 from ndnsci.site.publishing import Tally
 from ndnsci_translators.registry import AUTO
@@ -81,9 +82,12 @@ def run(args: argparse.Namespace) -> int:
     token = args.token or settings().token
     if args.catalog and not token:
         return _usage("--catalog needs --token or $NDNSCI_TOKEN")
+    if args.records not in (None, "-") and not os.path.isfile(args.records):
+        return _usage(f"--records {args.records}: no such file")
     tally = Tally(args.replace)
     try:
-        target = publishing.open_target(args.catalog, token, args.db)
+        db = None if args.catalog else database_url(args.db)
+        target = publishing.open_target(args.catalog, token, db)
         try:
             with _records(args.records) as records:
                 publishing.publish(

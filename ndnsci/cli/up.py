@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ndnsci.cli._common import fail
+from ndnsci.cli._common import fail, port_number
 
 
 def register(subparsers: Any) -> None:
@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--data", metavar="DIR", help="directory to publish (default: the sample)")
-    p.add_argument("--port", type=int, default=8000, help="catalog and portal port (8000)")
+    p.add_argument("--port", type=port_number, default=8000, help="catalog and portal port (8000)")
     p.add_argument(
         "--ws-port",
         type=int,

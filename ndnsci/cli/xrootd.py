@@ -29,6 +29,8 @@ import json
 import sys
 from typing import Any
 
+from ndnsci.cli._common import port_number
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -38,7 +40,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("action", choices=("up", "down", "status"), help="what to do")
-    p.add_argument("--port", type=int, default=1094, help="up: the xroot port (1094)")
+    p.add_argument("--port", type=port_number, default=1094, help="up: the xroot port (1094)")
     p.add_argument(
         "--engine",
         choices=("ndn-dpdk", "ndnd"),

@@ -179,6 +179,9 @@ def _read_netcdf(
         return Quarantined(path, exc.code, exc.message)
     except OSError as exc:  # the checksum's read
         return Quarantined(path, "cannot-read", f"cannot read the file: {exc.strerror}")
+    except Exception as exc:  # a bug of the reader's on an odd file: one file, not the publish
+        reason = f"the header reader failed on this file ({type(exc).__name__}: {exc})"
+        return Quarantined(path, "reader-failed", reason[:500])
     metadata = meta.to_dict()
     metadata.pop("path", None)  # names are location independent: no provider paths
     return attributes, metadata, meta.sha256

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ndnsci_catalog.records import FIELD_LIMITS, MAX_RECORD
+from ndnsci_catalog.records import FIELD_LIMITS, MAX_METADATA_DEPTH, MAX_RECORD
 
 from . import consistency
 from .conftest import ndjson
@@ -119,6 +119,32 @@ def test_a_record_beyond_a_field_limit_is_refused_with_its_reason(
     assert response.status_code == 422, response.text[:300]
     assert response.json()["line"] == 1 and why in response.json()["detail"]
     assert consistency.check(session) == 0
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    """Metadata of ``levels`` objects and arrays, one in the other."""
+    value: Any = {"leaf": 1}
+    for level in range(levels - 1):
+        value = {"k": value} if (levels - level) % 2 == 0 else [value]
+    return dict(value)
+
+
+@pytest.mark.parametrize("levels", [MAX_METADATA_DEPTH + 1, 300, 800])
+def test_metadata_nested_deeper_than_served_is_refused_at_publish(client, token, session, levels):
+    response = client.post("/publish", content=ndjson([{**RECORD, "metadata": _nested(levels)}]),
+                           headers=auth(token))  # fmt: skip
+    assert response.status_code == 422, response.text[:300]
+    assert response.json()["line"] == 1
+    assert f"more than {MAX_METADATA_DEPTH} levels" in response.json()["detail"]
+    assert consistency.check(session) == 0
+    assert client.get("/files" + RECORD["name"]).status_code == 404
+
+
+def test_metadata_at_the_depth_limit_is_stored_and_served(client, publish):
+    publish([{**RECORD, "metadata": _nested(MAX_METADATA_DEPTH)}])
+    response = client.get("/files" + RECORD["name"])
+    assert response.status_code == 200, response.text[:300]
+    assert response.json()["metadata"] == _nested(MAX_METADATA_DEPTH)
 
 
 @pytest.mark.parametrize(

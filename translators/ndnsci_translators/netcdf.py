@@ -543,6 +543,10 @@ def _open(path: str) -> tuple[Any, os.stat_result]:
         return netCDF4.Dataset(path, "r"), info
     except (OSError, RuntimeError) as exc:
         raise _open_failure(path, head, info.st_size, exc) from exc
+    except UnicodeError as exc:  # netCDF4 decodes each name while opening: a corrupt one
+        raise MetadataError(
+            "unreadable", f"a name in the header is not UTF-8 ({exc})", path
+        ) from exc
 
 
 def _sniff(path: str) -> tuple[bytes, os.stat_result]:
@@ -610,11 +614,14 @@ def _hdf5_declared_size(head: bytes) -> int | None:
         return None
     version = head[8]
     if version in (0, 1):
-        offset_size, base = head[13], 24 + 4 * version
+        offset_field, base = 13, 24 + 4 * version
     elif version in (2, 3):
-        offset_size, base = head[9], 12
+        offset_field, base = 9, 12
     else:
         return None
+    if len(head) <= offset_field:  # cut inside the superblock: its size is unknown
+        return None
+    offset_size = head[offset_field]
     fmt = {4: "<I", 8: "<Q"}.get(offset_size)
     if fmt is None or len(head) < base + 3 * offset_size:
         return None

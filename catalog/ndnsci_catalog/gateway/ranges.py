@@ -2,7 +2,8 @@
 
 A header that is not one well-formed ``bytes=`` range (another unit, a syntax error, several
 ranges) is ignored, as RFC 9110 allows: the answer is the whole file. A range starting at or
-beyond the end of the file cannot be satisfied (416).
+beyond the end of the file cannot be satisfied (416), nor one with a position of more than 19
+digits (no file is that long).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import re
 from dataclasses import dataclass
 
 _SPEC = re.compile(r"bytes=(\d*)-(\d*)\Z")
+#: digits of the longest position taken: beyond, no file has that many bytes (and ``int()``
+#: refuses strings of over 4,300 digits), so the range cannot be satisfied (416)
+_MAX_DIGITS = 19
 
 
 class RangeNotSatisfiable(Exception):
@@ -46,13 +50,21 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
     if not first and not last:
         return None
     if not first:  # the last N bytes
-        suffix = int(last)
+        suffix = _position(last)
         if suffix == 0 or size == 0:
             raise RangeNotSatisfiable(f"bytes=-{suffix} of {size} bytes")
         return ByteRange(max(0, size - suffix), size - 1)
-    start = int(first)
-    if last and int(last) < start:
+    start = _position(first)
+    if last and _position(last) < start:
         return None  # invalid: ignored
     if start >= size:
         raise RangeNotSatisfiable(f"bytes={start}- of {size} bytes")
-    return ByteRange(start, min(int(last), size - 1) if last else size - 1)
+    return ByteRange(start, min(_position(last), size - 1) if last else size - 1)
+
+
+def _position(digits: str) -> int:
+    """A byte position from its decimal digits; RangeNotSatisfiable beyond any file."""
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > _MAX_DIGITS:
+        raise RangeNotSatisfiable(f"a position of {len(digits)} digits")
+    return int(digits)
