@@ -53,7 +53,8 @@ def test_auto_moves_what_the_file_server_serves_natively_and_the_rest_itself(
             own = fetch_file(f"{own_prefix}/b.bin", tmp_path / "out")
     finally:
         own_serve.stop()
-    assert (native.status, native.engine, native.checksum) == ("done", "ndn-dpdk", "verified")
+    # NDN-DPDK's file server publishes no SHA-256 (nor a signature): the bytes are compared here
+    assert (native.status, native.engine, native.checksum) == ("done", "ndn-dpdk", "unavailable")
     assert (own.status, own.engine, own.checksum) == ("done", "python", "verified")
     assert sha256(tmp_path / "out" / "a.bin") == sha256(native_root / "a.bin")
 
@@ -91,7 +92,7 @@ def test_a_file_the_native_fetcher_cannot_finish_is_finished_by_ndnsci_s_own_res
         assert not thread.is_alive(), "the fetch did not end"
     outcome = result["outcome"]
     assert isinstance(outcome, Outcome), outcome
-    assert (outcome.status, outcome.checksum) == ("done", "verified")
+    assert (outcome.status, outcome.checksum) == ("done", "unavailable")  # compared below
     assert outcome.engine == "ndn-dpdk+python"
     assert outcome.resumed_segments >= RANGE_SEGMENTS  # the fetcher's ranges were kept
     assert any("NDN-DPDK's fetcher did not finish" in w for w in outcome.warnings)
