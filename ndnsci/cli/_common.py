@@ -119,6 +119,15 @@ def port_number(text: str) -> int:
     return int(text)
 
 
+def count(text: str) -> int:
+    """argparse ``type=`` of a count: a whole number from 0 to a billion."""
+    import argparse
+
+    if not text.isdigit() or len(text) > 10 or int(text) > 10**9:
+        raise argparse.ArgumentTypeError(f"not a count (0 to 1000000000): {text[:20]!r}")
+    return int(text)
+
+
 def http_url(text: str) -> str:
     """argparse ``type=`` of an http:// or https:// URL with a host."""
     import argparse

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ndnsci.cli._common import fail
+from ndnsci.cli._common import count, fail
 
 
 def register(commands: Any, db_option: Any, db_url: Any) -> None:
@@ -124,7 +124,7 @@ def register(commands: Any, db_option: Any, db_url: Any) -> None:
     seal.set_defaults(func=run_seal)
 
     conflicts = commands.add_parser("conflicts", help="names two sites published (JSON lines)")
-    conflicts.add_argument("--limit", type=int, default=1000)
+    conflicts.add_argument("--limit", type=count, default=1000)
     with_db(conflicts)
     conflicts.set_defaults(func=run_conflicts)
 

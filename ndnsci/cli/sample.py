@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from ndnsci.cli._common import fail
+from ndnsci.cli._common import count, fail
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("dest", metavar="DIR", help="where to write it (created if needed)")
     p.add_argument(
-        "--big-mib", type=int, default=32, metavar="N", help="size of the large CMS file (32)"
+        "--big-mib", type=count, default=32, metavar="N", help="size of the large CMS file (32)"
     )
     p.set_defaults(func=run)
 

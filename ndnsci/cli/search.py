@@ -20,7 +20,7 @@ import json
 import sys
 from typing import Any
 
-from ndnsci.cli._common import catalog_option, fail
+from ndnsci.cli._common import catalog_option, count, fail
 
 
 def register(subparsers: Any) -> None:
@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--prefix", metavar="NAME", help="NDN name prefix, e.g. /CMIP5/output1/MOHC")
     p.add_argument("--start", metavar="TIME", help="time coverage overlaps from (1990, 1990-06)")
     p.add_argument("--end", metavar="TIME", help="time coverage overlaps until")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N files (default: all)")
+    p.add_argument("--limit", type=count, metavar="N", help="at most N files (default: all)")
     output = p.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object per file")
     output.add_argument("--csv", action="store_true", help="CSV with a column per facet")

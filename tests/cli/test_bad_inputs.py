@@ -174,3 +174,18 @@ def test_a_bad_input_is_refused_in_words_not_a_traceback(files, case):
     if done.returncode != 0:
         # on stderr, or the report that is the command's result (`scan`: what cannot be named)
         assert (done.stderr + done.stdout).strip(), f"exit {done.returncode} without a word"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "catalog conflicts --limit -1 --db DB",
+        "catalog conflicts --limit HUGE --db DB",
+        "sample DIR --big-mib -1",
+        "search --limit -5 model=X --catalog NOWHERE",
+    ],
+)
+def test_a_count_that_is_not_one_is_refused_before_any_work(files, case):
+    done = run_cli(*_argv(case, files), timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "not a count (0 to 1000000000)" in done.stderr
