@@ -124,6 +124,12 @@ def settings() -> Settings:
 # budget"), which a fetch does not need.
 
 
+def given_catalog() -> str | None:
+    """``$NDNSCI_CATALOG`` when it is set (no default: a fetch by name checks a catalog only
+    when one is given), without the settings' imports."""
+    return os.environ.get("NDNSCI_CATALOG") or None
+
+
 def native_run() -> str:
     """The native plane's folder (``settings().native_run``) without the settings' imports:
     the default engine asks whether a plane is up on a fetch's way to its first byte."""

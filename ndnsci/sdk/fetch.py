@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
 
 from ndnsci.base import hashes
+from ndnsci.base.environment import given_catalog
 from ndnsci.errors import (
     DownloadError,
     FetchTimeout,
@@ -125,7 +126,7 @@ def looked_up(
     Raises:
         CatalogError: the catalog cannot be asked (nothing was fetched).
     """
-    url = os.environ.get("NDNSCI_CATALOG") if catalog is None else catalog
+    url = given_catalog() if catalog is None else catalog
     names = [p.name for p in planned if isinstance(p, ManifestEntry) and p.sha256 is None]
     if not url or not names:
         return planned
