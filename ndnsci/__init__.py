@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ndnsci.sdk.quicklook import quicklook
     from ndnsci.sdk.report import FetchReport, Interrupted, Outcome
     from ndnsci.sdk.sample import make_sample
+    from ndnsci.sdk.transfer import Transfer, TransferFile, TransferStatus
     from ndnsci.site.stack import LocalStack
     from ndnsci_translators import Translation, reverse, translate
 
@@ -61,6 +62,7 @@ _LAZY = {
     ".sdk.quicklook": "quicklook",
     ".sdk.report": "FetchReport Interrupted Outcome",
     ".sdk.sample": "make_sample",
+    ".sdk.transfer": "Transfer TransferFile TransferStatus",
     ".site.stack": "LocalStack",
     # the translators' registry reads entry points (importlib.metadata): ~25 ms a `ndnsci
     # fetch` does not need before its first byte
@@ -105,6 +107,9 @@ __all__ = [
     "Query",
     "RichProgress",
     "SearchResults",
+    "Transfer",
+    "TransferFile",
+    "TransferStatus",
     "Translation",
     "__version__",
     "adownload",

@@ -32,9 +32,12 @@ from ndnsci_catalog.config import Settings
 from ndnsci_catalog.errors import UnavailableError
 
 #: operations that write (the write lane; the others read)
-WRITES = frozenset({"publish_records", "retract_file"})
-#: operations that touch no pooled connection and answer under any load
-UNGUARDED = frozenset({"health", "limits"})
+WRITES = frozenset(
+    {"publish_records", "retract_file", "submit_transfer", "cancel_transfer", "retry_transfer"}
+)
+#: operations that touch no pooled connection and answer under any load (a transfer's event
+#: stream may stay open for hours: each of its looks takes a session for a moment)
+UNGUARDED = frozenset({"health", "limits", "transfer_events"})
 #: seconds a client is told to wait after a 503, per lane
 RETRY_AFTER = {"reads": 1, "writes": 5}
 

@@ -26,7 +26,16 @@ from starlette.types import Scope
 
 from ndnsci_catalog.admission import Admission, BodyLimitMiddleware, BodyTooLarge, admitted
 from ndnsci_catalog.api.deps import reject_nul
-from ndnsci_catalog.api.routes import esgf, export, federation, files, publish, search, status
+from ndnsci_catalog.api.routes import (
+    esgf,
+    export,
+    federation,
+    files,
+    publish,
+    search,
+    status,
+    transfers,
+)
 from ndnsci_catalog.config import Settings, get_settings
 from ndnsci_catalog.database import Probe, engine_url, make_engine, make_sessionmaker
 from ndnsci_catalog.errors import CatalogError, UnavailableError
@@ -117,7 +126,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    for module in (search, files, publish, export, status, federation):
+    for module in (search, files, publish, export, status, federation, transfers):
         app.include_router(
             module.router,
             prefix=API_PREFIX,

@@ -27,6 +27,10 @@ Layout, and why:
   catalog's own identity (``local``) and the trust list with how far each site's changes were
   applied; ``change_batches`` the signed batches of this site's own changes, as other sites
   fetch them; ``conflicts`` every claim on a name another site holds (never merged).
+- transfer jobs (:mod:`ndnsci_catalog.transfers`): ``transfer_jobs`` one row per job (its
+  selection as asked, its destination folder, the engine); ``transfer_files`` one row per file
+  of a job with its state, the bytes received so far and the agent's lease on it, so that a
+  restarted agent continues every job where it stopped.
 
 Names and tree paths use the "C" collation on PostgreSQL: prefix filters are byte-range scans
 and must agree with SQLite's binary ordering.
@@ -40,6 +44,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Float,
     Integer,
     LargeBinary,
     MetaData,
@@ -228,6 +233,54 @@ class Conflict(Base):
     claimed_by: Mapped[str | None] = mapped_column(String(64))
     op: Mapped[str] = mapped_column(String(16))
     at: Mapped[str] = mapped_column(String(32))
+
+
+class TransferJob(Base):
+    """A selection of files to copy into a folder below the site's transfer root."""
+
+    __tablename__ = "transfer_jobs"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    #: the name of the token that submitted it
+    owner: Mapped[str] = mapped_column(String(200))
+    #: the folder, relative to the agent's root, the files go to (their DRS paths below it)
+    destination: Mapped[str] = mapped_column(String(1024))
+    engine: Mapped[str] = mapped_column(String(32))
+    #: what was asked: {"names": [...]} or {"search": "..."} (the files are resolved at submit)
+    selection: Mapped[dict[str, Any]] = mapped_column(JSON)
+    cancelled: Mapped[bool] = mapped_column(Boolean)
+    #: Unix seconds
+    created: Mapped[float] = mapped_column(Float)
+    updated: Mapped[float] = mapped_column(Float)
+
+
+class TransferFile(Base):
+    """One file of a transfer job: pending, running (leased by an agent), done, failed or
+    cancelled."""
+
+    __tablename__ = "transfer_files"
+    __table_args__ = (UniqueConstraint("job_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    job_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    name: Mapped[str] = mapped_column(CText)
+    #: relative to the job's destination
+    path: Mapped[str] = mapped_column(String)
+    size: Mapped[int | None] = mapped_column(BigInteger)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    bytes_done: Mapped[int] = mapped_column(BigInteger)
+    attempts: Mapped[int] = mapped_column(Integer)
+    #: what moved the bytes (python, ndn-dpdk, ndn-dpdk+python), once done
+    engine: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(String)
+    #: a failed attempt is tried again from then on (Unix seconds)
+    retry_at: Mapped[float | None] = mapped_column(Float)
+    #: the agent running it and until when its claim holds (renewed as bytes arrive)
+    agent: Mapped[str | None] = mapped_column(String(200))
+    lease_until: Mapped[float | None] = mapped_column(Float)
+    started: Mapped[float | None] = mapped_column(Float)
+    finished: Mapped[float | None] = mapped_column(Float)
 
 
 def table(model: type[Base]) -> Table:

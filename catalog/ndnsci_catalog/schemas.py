@@ -253,3 +253,91 @@ class ErrorResponse(BaseModel):
     errors: list[dict[str, Any]] | None = Field(
         default=None, description="each invalid parameter or field"
     )
+
+
+# --- transfer jobs ------------------------------------------------------------------------------
+
+
+class TransferRequest(BaseModel):
+    """A new transfer job: the files (``names`` or a ``search``, as for a manifest) and the
+    folder at the site they go to."""
+
+    names: list[str] | None = Field(
+        default=None, description="NDN names (at most max_manifest_names of GET /limits)"
+    )
+    search: str | None = Field(
+        default=None,
+        max_length=8192,
+        description="a /search query string, e.g. 'model=HadCM3&variable=tas'",
+    )
+    destination: str = Field(
+        max_length=1024,
+        description="a folder relative to the site's transfer root; each file goes to its "
+        "DRS path below it",
+    )
+    engine: str = Field(
+        default="auto",
+        description="auto (NDN-DPDK where the native plane reaches the name, else ndnsci's "
+        "own), python or ndn-dpdk",
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> TransferRequest:
+        if (self.names is None) == (self.search is None):
+            raise ValueError("give exactly one of 'names' or 'search'")
+        return self
+
+
+class TransferCounts(BaseModel):
+    pending: int
+    running: int
+    done: int
+    failed: int
+    cancelled: int
+
+
+class TransferJobResponse(BaseModel):
+    """A transfer job: its files per state, bytes, average rate since its first file started,
+    and the engines that moved its finished files."""
+
+    id: int
+    owner: str
+    destination: str
+    engine: str
+    selection: dict[str, Any]
+    state: str = Field(description="queued, running, done, failed or cancelled")
+    created: float = Field(description="Unix seconds")
+    updated: float
+    files: int
+    bytes: int = Field(description="the sizes the catalog gives for the files")
+    bytes_done: int
+    counts: TransferCounts
+    engines: dict[str, int] = Field(description="finished files per engine")
+    started: float | None
+    finished: float | None
+    rate: float | None = Field(description="bytes per second since the first file started")
+    eta: float | None = Field(description="seconds left at that rate")
+    unknown_sizes: int = Field(description="files whose size the catalog does not give")
+
+
+class TransferJobsResponse(BaseModel):
+    jobs: list[TransferJobResponse]
+
+
+class TransferFileEntry(BaseModel):
+    name: str
+    path: str
+    size: int | None
+    sha256: str | None
+    state: str
+    bytes_done: int
+    attempts: int
+    engine: str | None
+    error: str | None
+    retry_at: float | None
+    started: float | None
+    finished: float | None
+
+
+class TransferFilesResponse(BaseModel):
+    files: list[TransferFileEntry]

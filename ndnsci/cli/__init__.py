@@ -31,6 +31,7 @@ COMMANDS = {
     "serve": "ndnsci.cli.serve",
     "search": "ndnsci.cli.search",
     "fetch": "ndnsci.cli.fetch",
+    "transfer": "ndnsci.cli.transfer",
     "keys": "ndnsci.cli.keys",
     "sample": "ndnsci.cli.sample",
     "up": "ndnsci.cli.up",

@@ -44,6 +44,7 @@ from ndnsci.sdk.publish import (
     PublishReport,
     interpret,
 )
+from ndnsci.sdk.transfer import Transfer, TransferFile, TransferStatus
 
 if TYPE_CHECKING:
     import asyncio
@@ -596,6 +597,49 @@ class _Api:
             )
         return entries
 
+    def transfer(
+        self,
+        what: SearchResults | AsyncSearchResults | Query | str | Iterable[str],
+        destination: str,
+        engine: str,
+        token: str | None,
+    ) -> Plan[TransferStatus]:
+        body = {**_manifest_body(what), "destination": destination, "engine": engine}
+        headers = _auth_headers(token, self.url, "submitting a transfer")
+        call = _Call("POST", "transfers", json=body, headers=headers, read=TransferStatus.from_json)
+        return self.answer(call)
+
+    def transfer_status(self, job_id: int) -> Plan[TransferStatus]:
+        return self.answer(_Call("GET", f"transfers/{int(job_id)}", read=TransferStatus.from_json))
+
+    def transfers(self, owner: str | None, limit: int) -> Plan[list[TransferStatus]]:
+        params: dict[str, Any] = {"limit": limit}
+        if owner is not None:
+            params["owner"] = owner
+        return self.answer(_Call("GET", "transfers", params=params, read=_jobs))
+
+    def transfer_files(self, job_id: int, state: str | None) -> Plan[list[TransferFile]]:
+        files: list[TransferFile] = []
+        params: dict[str, Any] = {"limit": TRANSFER_FILES_PAGE, "offset": 0}
+        if state is not None:
+            params["state"] = state
+        while True:
+            call = _Call[dict[str, Any]]("GET", f"transfers/{job_id}/files", params=dict(params))
+            page = (yield from self.answer(call))["files"]
+            files += [TransferFile.from_json(f) for f in page]
+            if len(page) < TRANSFER_FILES_PAGE:
+                return files
+            params["offset"] += len(page)
+
+    def transfer_action(self, job_id: int, action: str, token: str | None) -> Plan[TransferStatus]:
+        headers = _auth_headers(token, self.url, f"{action}ing a transfer")
+        method, path = ("DELETE", "") if action == "cancel" else ("POST", "/retry")
+        call = _Call(
+            method, f"transfers/{int(job_id)}{path}", headers=headers,
+            read=TransferStatus.from_json,
+        )  # fmt: skip
+        return self.answer(call)
+
     def to_intake_esm(self, scheme: str | None, local: Mapping[str, str] | None) -> Plan[Any]:
         params = _scheme_param(scheme)
         spec = yield from self.answer(_Call("GET", "export/intake-esm", params=params, read=dict))
@@ -642,6 +686,14 @@ def _manifest_body(what: SearchResults | AsyncSearchResults | Query | str | Iter
     return {"names": list(what)}
 
 
+def _jobs(answer: Any) -> list[TransferStatus]:
+    return [TransferStatus.from_json(job) for job in answer["jobs"]]
+
+
+#: files read in one request of a job's file list
+TRANSFER_FILES_PAGE = 5000
+
+
 def _esm_datastore(spec: dict[str, Any], text: str, local: Mapping[str, str] | None) -> Any:
     import io
 
@@ -678,6 +730,17 @@ def _token_headers(token: str | None, base: str) -> dict[str, str]:
             url=base,
         )
     return {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
+
+
+def _auth_headers(token: str | None, base: str, what: str) -> dict[str, str]:
+    token = token or settings().token
+    if not token:
+        raise CatalogError(
+            f"{what} at {base} needs a token (`ndnsci catalog token create NAME` on the "
+            "catalog's host): pass token=, or set NDNSCI_TOKEN",
+            url=base,
+        )
+    return {"Authorization": f"Bearer {token}"}
 
 
 def _publish_answer(
@@ -1075,6 +1138,48 @@ class Catalog(_BaseCatalog):
             MissingDependencyError: intake-esm (or pandas) is not installed.
         """
         return self._run(self._api.to_intake_esm(scheme, local))
+
+    # transfer jobs ------------------------------------------------------------------------------
+
+    def transfer(
+        self,
+        what: SearchResults | Query | str | Iterable[str],
+        destination: str,
+        *,
+        engine: str = "auto",
+        token: str | None = None,
+    ) -> Transfer:
+        """Submit a job copying a search's files (or a list of names) into ``destination``, a
+        folder below the catalog site's transfer root; the site's agent runs it.
+
+        Example::
+
+            >>> job = cat.transfer(cat.search(model="HadGEM2-ES", variable="tas"), "ucla/tas")
+            >>> job.wait(progress=lambda s: print(s.summary())).state
+            'done'
+
+        Raises:
+            CatalogError: no token, or it is refused; a name the catalog does not hold
+                (nothing is submitted: ``extra["names"]`` lists them), a bad destination.
+        """
+        plan = self._api.transfer(what, destination, engine, token or self.token)
+        return Transfer(self, self._run(plan).id)
+
+    def transfers(self, owner: str | None = None, limit: int = 100) -> list[TransferStatus]:
+        """The newest jobs first (those of one token's ``owner`` name when given)."""
+        return self._run(self._api.transfers(owner, limit))
+
+    def transfer_status(self, job_id: int) -> TransferStatus:
+        return self._run(self._api.transfer_status(job_id))
+
+    def transfer_files(self, job_id: int, state: str | None = None) -> list[TransferFile]:
+        return self._run(self._api.transfer_files(job_id, state))
+
+    def cancel_transfer(self, job_id: int, *, token: str | None = None) -> TransferStatus:
+        return self._run(self._api.transfer_action(job_id, "cancel", token or self.token))
+
+    def retry_transfer(self, job_id: int, *, token: str | None = None) -> TransferStatus:
+        return self._run(self._api.transfer_action(job_id, "retry", token or self.token))
 
 
 class AsyncCatalog(_BaseCatalog):

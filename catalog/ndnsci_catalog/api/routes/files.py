@@ -147,6 +147,14 @@ def _pieces(lines: Iterator[str], size: int = 1000) -> Iterator[str]:
 def _search_lines(
     session: Session, index: FacetIndex, query: str, wait: float | None
 ) -> Iterator[str]:
+    return (_line(row) for row in search_rows(session, index, query, wait))
+
+
+def search_rows(
+    session: Session, index: FacetIndex, query: str, wait: float | None
+) -> Iterator[dict[str, Any]]:
+    """Name, filename, size and sha256 of every file a /search query string matches, in the
+    search's order; a bad query raises before the first row."""
     items = parse_qsl(query, keep_blank_values=False)
     typed = dict(items)
     params = parse_params(
@@ -161,7 +169,7 @@ def _search_lines(
     # errors surface here, before the 200 starts streaming; the ids are taken in one go (a few
     # MB for a million files) and the rows read page by page while streaming
     ids = _matching_ids(index, session, params, wait)
-    return (_line(row) for row in manifest_rows(session, ids))
+    return manifest_rows(session, ids)
 
 
 def _matching_ids(
@@ -180,6 +188,13 @@ def _matching_ids(
 
 
 def _name_lines(session: Session, names: list[str]) -> Iterator[str]:
+    for row in name_rows(session, names):
+        yield json.dumps(row) + "\n" if "error" in row else _line(row)
+
+
+def name_rows(session: Session, names: list[str]) -> Iterator[dict[str, Any]]:
+    """For each of ``names`` in order: its name, filename, size and sha256, or its name and an
+    ``error`` (``invalid NDN name``, ``not found``)."""
     canonical: list[str | None] = []
     for name in names:
         try:
@@ -198,14 +213,18 @@ def _name_lines(session: Session, names: list[str]) -> Iterator[str]:
         }
         for given, name in chunk:
             if name is None:
-                yield json.dumps({"name": given, "error": "invalid NDN name"}) + "\n"
+                yield {"name": given, "error": "invalid NDN name"}
             elif name not in found:
-                yield json.dumps({"name": name, "error": "not found"}) + "\n"
+                yield {"name": name, "error": "not found"}
             else:
-                yield _line(found[name])
+                yield found[name]
+
+
+def drs_path(name: str) -> str:
+    """A file's relative DRS path: its name's components joined by ``/`` (they were checked at
+    publish: no '', '.', '..' or separators, so the path stays below where it is put)."""
+    return "/".join(split_name(name))
 
 
 def _line(row: dict[str, Any]) -> str:
-    # components were checked at publish: no '', '.', '..' or separators, so the path is relative
-    path = "/".join(split_name(row["name"]))
-    return json.dumps({**row, "path": path}) + "\n"
+    return json.dumps({**row, "path": drs_path(row["name"])}) + "\n"
