@@ -1,0 +1,213 @@
+"""Transfer jobs end to end: a real stack (NDNd, the catalog, ``ndnsci serve --catalog``), the
+agent as the command a site runs (``ndnsci transfer agent``), and what a job must survive:
+the agent SIGKILLed mid-job and started again, the producer killed and restarted, one file
+changed at the producer (refused, retried, reported with its reason), a cancel and a retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import CLI, run_cli, wait_for
+
+import ndnsci
+from ndnsci.errors import CatalogError
+
+FILES = 50
+#: a few files large enough that a kill lands mid-file (the fetch resumes from its .part)
+BIG = {7: 24 << 20, 23: 24 << 20, 41: 24 << 20}
+CHANGED = 13  # changed in place at the producer after publishing
+PARALLEL = 3
+
+
+def lfn(number: int) -> str:
+    guid = f"{number:08X}-0000-4000-8000-{number:012X}"
+    return f"store/data/Run2018A/EGamma/MINIAOD/17Sep2018-v2/{number % 4}0000/{guid}.root"
+
+
+def name_of(number: int) -> str:
+    return "/CMS/" + lfn(number)
+
+
+@pytest.fixture(scope="module")
+def site(fw: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    root = tmp_path_factory.mktemp("origin")
+    for number in range(FILES):
+        path = root / lfn(number)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(os.urandom(BIG.get(number, 256 << 10)))
+    workdir = Path(f"/tmp/ndnsci-xfer-{os.getpid()}")
+    with ndnsci.LocalStack(root, port=0, workdir=workdir, set_environment=False) as stack:
+        made = run_cli("catalog", "token", "create", "transfers", "--db", stack._db_url)
+        assert made.returncode == 0, made.stderr
+        stack.token = made.stdout.strip()
+        yield stack
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+class AgentProcess:
+    """``ndnsci transfer agent`` as a site runs it, its log kept for the assertions."""
+
+    def __init__(self, site: Any, root: Path, log: Path) -> None:
+        self.args = [
+            *CLI, "transfer", "agent", "--db", site._db_url, "--root", str(root),
+            "--parallel", str(PARALLEL), "--name", "agent-1", "--retry-delay", "0.3",
+        ]  # fmt: skip
+        self.env = {**os.environ, "NDN_CLIENT_TRANSPORT": site.transport}
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> AgentProcess:
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(self.args, stderr=out, stdout=out, env=self.env)
+        return self
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            return self.proc.wait(20)
+        return self.proc.returncode
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def changed_in_place(path: Path, offset: int = 20_000) -> None:
+    """16 other bytes at ``offset``, the size and the old mtime kept (``touch -d``)."""
+    st = path.stat()
+    with path.open("r+b") as f:
+        f.seek(offset)
+        old = f.read(16)
+        f.seek(offset)
+        f.write(bytes(b ^ 0xFF for b in old))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_job_of_50_files_survives_kills_and_reports_the_file_it_cannot_verify(
+    site: Any, tmp_path: Path
+) -> None:
+    catalog = ndnsci.Catalog(site.catalog_url, token=site.token)
+    origin = site.data / lfn(CHANGED)
+    kept = origin.read_bytes()
+    changed_in_place(origin)
+    job = catalog.transfer([name_of(n) for n in range(FILES)], "replica/cms", engine="python")
+    first = job.status()
+    assert (first.state, first.files, first.counts["pending"]) == ("queued", FILES, FILES)
+    assert first.bytes == sum(BIG.get(n, 256 << 10) for n in range(FILES))
+
+    root = tmp_path / "transfers"
+    agent = AgentProcess(site, root, tmp_path / "agent.log").start()
+    try:
+        # SIGKILL once some files are in place and others are running
+        wait_for(lambda: job.status().counts["done"] >= 10 or None, 120, "10 files done")
+        agent.kill()
+        killed = job.status()
+        assert killed.counts["done"] < FILES
+        # the producer goes away too, and comes back while the agent runs again
+        site._procs["producer"].kill()
+        site._procs["producer"].wait(10)
+        agent.start()
+        time.sleep(1.5)
+        site._start_producer()
+        ended = job.wait(timeout=240, poll=0.5)
+    finally:
+        assert agent.stop() == 0
+    log = (tmp_path / "agent.log").read_text()
+    assert "continuing" in log, log[-3000:]  # the restarted agent took its files back at once
+
+    assert ended.state == "failed", ended
+    assert (ended.counts["done"], ended.counts["failed"]) == (FILES - 1, 1)
+    failed = job.files("failed")
+    assert [f.name for f in failed] == [name_of(CHANGED)]
+    assert failed[0].attempts == 4 and failed[0].error
+    assert "changed since it was published" in failed[0].error, failed[0].error
+    for number in range(FILES):
+        copy = root / "replica/cms" / name_of(number).lstrip("/")
+        if number == CHANGED:
+            assert not copy.exists()
+        else:
+            assert digest(copy) == digest(site.data / lfn(number)), number
+    # files in place but not yet reported when the agent was killed (at most one per worker)
+    # are found complete, and verified, by the next agent
+    assert sum(ended.engines.values()) == FILES - 1
+    assert set(ended.engines) <= {"python", "already-complete"}
+    assert ended.engines.get("already-complete", 0) <= PARALLEL
+    assert ended.bytes_done == ended.bytes - len(kept)
+    assert not list(root.rglob("*.part"))
+
+    # the producer's file put back as published: a retry finishes the job
+    origin.write_bytes(kept)  # a new mtime: the producer reads it again
+    retried = job.retry()
+    assert retried.state == "queued" and retried.counts["pending"] == 1
+    agent = AgentProcess(site, root, tmp_path / "agent.log").start()
+    try:
+        done = job.wait(timeout=120, poll=0.5)
+    finally:
+        agent.stop()
+    assert done.state == "done" and done.counts["done"] == FILES
+    copy = root / "replica/cms" / name_of(CHANGED).lstrip("/")
+    assert copy.read_bytes() == kept
+
+
+def test_a_cancelled_job_stops_and_a_retry_finishes_it(site: Any, tmp_path: Path) -> None:
+    catalog = ndnsci.Catalog(site.catalog_url, token=site.token)
+    names = [name_of(n) for n in range(FILES) if n != CHANGED]
+    job = catalog.transfer(names, "cancelled", engine="python")
+    root = tmp_path / "transfers"
+    agent = AgentProcess(site, root, tmp_path / "agent.log").start()
+    try:
+        wait_for(lambda: job.status().counts["done"] >= 3 or None, 120, "3 files done")
+        cancelled = job.cancel()
+        assert cancelled.state == "cancelled"
+        settled = wait_for(
+            lambda: (s := job.status()).counts["running"] == 0 and s or None, 30, "files to stop"
+        )
+        assert settled.state == "cancelled"
+        assert settled.counts["cancelled"] > 0 and settled.counts["pending"] == 0
+        stopped_at = settled.counts["done"]
+        time.sleep(2)  # nothing more starts
+        assert job.status().counts["done"] == stopped_at
+        assert job.retry().state in ("queued", "running")
+        done = job.wait(timeout=120, poll=0.5)
+    finally:
+        assert agent.stop() == 0
+    assert done.state == "done" and done.counts["done"] == len(names)
+    for name in names:
+        copy = root / "cancelled" / name.lstrip("/")
+        assert digest(copy) == digest(site.data / name.removeprefix("/CMS/")), name
+
+
+def test_the_command_line_submits_follows_and_lists_a_job(site: Any, tmp_path: Path) -> None:
+    env = {"NDNSCI_CATALOG": site.catalog_url, "NDNSCI_TOKEN": site.token}
+    agent = AgentProcess(site, tmp_path / "t", tmp_path / "agent.log").start()
+    try:
+        out = run_cli("transfer", "submit", "cli", name_of(1), name_of(2), "--wait", env=env)
+    finally:
+        agent.stop()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("job ") and " done: 2/2 files" in out.stdout
+    listed = run_cli("transfer", "list", "--json", env=env)
+    assert listed.returncode == 0 and '"destination": "cli"' in listed.stdout
+    missing = run_cli("transfer", "submit", "cli", "/CMS/store/none.root", env=env)
+    assert missing.returncode == 2
+    assert "cannot be transferred" in missing.stderr and "Traceback" not in missing.stderr
+    unknown = run_cli("transfer", "status", "999999", env=env)
+    assert unknown.returncode == 2 and "no transfer job 999999" in unknown.stderr
+    with pytest.raises(CatalogError, match="needs a token"):
+        ndnsci.Catalog(site.catalog_url, token="").transfer([name_of(1)], "x")
