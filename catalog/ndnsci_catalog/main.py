@@ -20,6 +20,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 from starlette.types import Scope
@@ -145,6 +146,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.add_exception_handler(HTTPException, _http_error)
     for busy in (IndexBusy, PoolTimeout):
         app.add_exception_handler(busy, _busy)
+    app.add_exception_handler(OperationalError, _database_busy)
     _mount_portal(app, settings)  # last: the API routes above take precedence over the static files
     return app
 
@@ -184,6 +186,17 @@ def _short(error: Any) -> dict[str, Any]:
 async def _busy(request: Request, exc: Exception) -> JSONResponse:
     """The facet index or the pool kept a request waiting too long: a 503, never a hang."""
     return await _catalog_error(request, UnavailableError(f"the catalog is busy ({exc}); retry"))
+
+
+async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
+    """The database refused for now (SQLite locked beyond its busy timeout by another process,
+    such as the transfer agent; a server connection lost): a 503 to retry, never a 500."""
+    assert isinstance(exc, OperationalError)
+    log.warning("database busy or away: %s", str(exc.orig).splitlines()[0] if exc.orig else exc)
+    reason = str(exc.orig).splitlines()[0] if exc.orig else "unavailable"
+    return await _catalog_error(
+        request, UnavailableError(f"the catalog's database is busy or away ({reason}); retry")
+    )
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

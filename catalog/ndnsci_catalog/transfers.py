@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from sqlalchemy import case, func, insert, select, update
+from sqlalchemy import case, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from ndnsci_catalog.errors import InvalidInputError, NotFoundError
@@ -101,6 +101,20 @@ class JobStatus:
         return dict(self.__dict__)
 
 
+def _begin_write(session: Session) -> None:
+    """End whatever the session was reading, then start a transaction that holds SQLite's
+    write lock from its first statement (waiting for it as long as the busy timeout says).
+
+    A SQLite transaction that read first cannot become a writer once another connection has
+    committed (``database is locked`` at once, whatever the timeout): the agent's workers and
+    the catalog's requests write these tables side by side. PostgreSQL needs none of this;
+    its conditional updates settle the races (see :func:`claim`).
+    """
+    session.commit()
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(text("UPDATE transfer_jobs SET id = id WHERE 0"))
+
+
 def check_destination(destination: str) -> str:
     """The destination folder as stored: relative, ``/``-separated, no ``..``; else a 422."""
     text = destination.strip()
@@ -160,6 +174,7 @@ def submit(
         )
     if not rows:
         raise InvalidInputError("the selection has no files: nothing to transfer")
+    _begin_write(session)
     job = TransferJob(
         owner=owner, destination=destination, engine=engine, selection=selection,
         cancelled=False, created=at, updated=at,
@@ -291,6 +306,7 @@ def cancel(session: Session, job_id: int, now: float | None = None) -> None:
     """Stop the job: its waiting files at once, its running ones at their next report. The
     caller commits. Files already done stay done (and on disk)."""
     at = time.time() if now is None else now
+    _begin_write(session)
     job = _job(session, job_id)
     job.cancelled, job.updated = True, at
     session.execute(
@@ -304,6 +320,7 @@ def retry(session: Session, job_id: int, now: float | None = None) -> int:
     """Failed and cancelled files back to ``pending`` with their attempts counted afresh; the
     number of files put back. The caller commits."""
     at = time.time() if now is None else now
+    _begin_write(session)
     job = _job(session, job_id)
     job.cancelled, job.updated = False, at
     result = session.execute(
@@ -329,6 +346,7 @@ def claim(
     at = time.time() if now is None else now
     f, j = TransferFile, TransferJob
     for _ in range(16):  # races lost to other agents
+        _begin_write(session)
         row = session.execute(
             select(f.id, f.state, f.lease_until, f.attempts)
             .join(j, j.id == f.job_id)
@@ -384,6 +402,7 @@ def report(
     this file: the job was cancelled, or the file is no longer its own."""
     at = time.time() if now is None else now
     f, j = TransferFile, TransferJob
+    _begin_write(session)
     cancelled = session.execute(
         select(j.cancelled).join(f, f.job_id == j.id).where(f.id == file_id)
     ).scalar()
@@ -420,6 +439,7 @@ def finish(
     """
     at = time.time() if now is None else now
     f, j = TransferFile, TransferJob
+    _begin_write(session)
     row = session.execute(
         select(f.attempts, f.job_id, j.cancelled)
         .join(j, j.id == f.job_id)
@@ -453,6 +473,7 @@ def release(session: Session, agent: str) -> int:
     continues its files at once instead of waiting for their leases. The attempt it was in
     is not counted."""
     f = TransferFile
+    _begin_write(session)
     result = session.execute(
         update(f)
         .where(f.agent == agent, f.state == "running")

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -46,6 +47,8 @@ log = logging.getLogger("ndnsci.transfer")
 REPORT_EVERY = 1.0
 #: seconds an idle worker waits before it asks for work again
 IDLE_POLL = 1.0
+#: tries to record the end of an attempt while the database is busy or away
+FINISH_TRIES = 5
 
 
 def default_name() -> str:
@@ -65,6 +68,16 @@ class AgentReport:
     def summary(self) -> str:
         ends = ", ".join(f"{n} {end}" for end, n in sorted(self.ends.items())) or "nothing"
         return f"transfer agent: {ends}; {self.bytes:,} bytes"
+
+
+class _End(NamedTuple):
+    """How an attempt ended: in place and verified (``ok``), cancelled, or with ``error``."""
+
+    ok: bool
+    size: int
+    engine: str | None
+    error: str | None
+    cancelled: bool
 
 
 class _Reporter(NoProgress):
@@ -205,12 +218,8 @@ class Agent:
         finally:
             with self._lock:
                 self._running.discard(stop)
+        state = self._finish(claimed, end)
         ok, size, engine, error, cancelled = end
-        with self.session() as session:
-            state = transfers.finish(
-                session, claimed.id, self.name, ok=ok, size=size, engine=engine, error=error,
-                cancelled=cancelled, retry_first=self.retry_first,
-            )  # fmt: skip
         what = "done" if ok else "cancelled" if cancelled else f"failed ({error})"
         self.report.ends[state] += 1
         if ok:
@@ -222,10 +231,25 @@ class Agent:
             engine or "-", state,
         )  # fmt: skip
 
-    def _fetch(
-        self, claimed: transfers.Claimed, stop: threading.Event
-    ) -> tuple[bool, int, str | None, str | None, bool]:
-        """(verified and in place, size, engine, error, cancelled) of one attempt."""
+    def _finish(self, claimed: transfers.Claimed, end: _End) -> str:
+        """The attempt's end in the database, tried again while it is busy; ``unreported``
+        when it stays away (the lease runs out and the file is claimed again: a file in place
+        is then found complete and verified, not fetched twice)."""
+        for attempt in range(FINISH_TRIES):
+            try:
+                with self.session() as session:
+                    return transfers.finish(
+                        session, claimed.id, self.name, ok=end.ok, size=end.size,
+                        engine=end.engine, error=end.error, cancelled=end.cancelled,
+                        retry_first=self.retry_first,
+                    )  # fmt: skip
+            except Exception:
+                log.warning("could not report the end of %s", claimed.name, exc_info=True)
+                time.sleep(min(2.0**attempt, 10.0))
+        return "unreported"
+
+    def _fetch(self, claimed: transfers.Claimed, stop: threading.Event) -> _End:
+        """How one attempt ended."""
         entry = ManifestEntry(claimed.name, claimed.path, claimed.size, claimed.sha256)
         dest = self.root / claimed.destination
         try:
@@ -235,18 +259,18 @@ class Agent:
                 transport=self.transport or claimed.engine, catalog=False,
             )  # fmt: skip
         except Cancelled:
-            return False, 0, None, None, True
+            return _End(False, 0, None, None, True)
         except (NdnError, NdnsciError, OSError, ValueError) as exc:
             if stop.is_set() and not self.stop.is_set():  # the job's cancel, mid-attempt
-                return False, 0, None, None, True
+                return _End(False, 0, None, None, True)
             if self.stop.is_set():
-                return False, 0, None, None, True
-            return False, 0, None, f"{type(exc).__name__}: {exc}", False
+                return _End(False, 0, None, None, True)
+            return _End(False, 0, None, f"{type(exc).__name__}: {exc}", False)
         except Exception as exc:  # never the agent's end: the file fails with the reason
             log.exception("transfer of %s", claimed.name)
-            return False, 0, None, f"{type(exc).__name__}: {exc}", False
+            return _End(False, 0, None, f"{type(exc).__name__}: {exc}", False)
         engine = outcome.engine or ("already-complete" if outcome.status == "skipped" else None)
-        return True, outcome.size, engine, None, False
+        return _End(True, outcome.size, engine, None, False)
 
 
 def run_agent(

@@ -252,3 +252,17 @@ class _Borrowed:
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+
+def test_a_database_locked_beyond_its_timeout_is_a_503_to_retry(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    def locked(*_args: Any, **_kwargs: Any) -> Any:
+        raise OperationalError("UPDATE transfer_files ...", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(transfers, "jobs", locked)
+    answer = client.get("/transfers")
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "1"
+    assert "database is locked" in answer.json()["detail"]

@@ -176,7 +176,7 @@ def test_a_cancelled_job_stops_and_a_retry_finishes_it(site: Any, tmp_path: Path
         cancelled = job.cancel()
         assert cancelled.state == "cancelled"
         settled = wait_for(
-            lambda: (s := job.status()).counts["running"] == 0 and s or None, 30, "files to stop"
+            lambda: ((s := job.status()).counts["running"] == 0 and s) or None, 30, "files to stop"
         )
         assert settled.state == "cancelled"
         assert settled.counts["cancelled"] > 0 and settled.counts["pending"] == 0
