@@ -30,7 +30,8 @@ Layout, and why:
 - transfer jobs (:mod:`ndnsci_catalog.transfers`): ``transfer_jobs`` one row per job (its
   selection as asked, its destination folder, the engine); ``transfer_files`` one row per file
   of a job with its state, the bytes received so far and the agent's lease on it, so that a
-  restarted agent continues every job where it stopped.
+  restarted agent continues every job where it stopped. ``replicas``: the copies a job made
+  and verified at this site (a name's holders besides its origin).
 
 Names and tree paths use the "C" collation on PostgreSQL: prefix filters are byte-range scans
 and must agree with SQLite's binary ordering.
@@ -281,6 +282,25 @@ class TransferFile(Base):
     lease_until: Mapped[float | None] = mapped_column(Float)
     started: Mapped[float | None] = mapped_column(Float)
     finished: Mapped[float | None] = mapped_column(Float)
+
+
+class Replica(Base):
+    """A verified copy of a file at a site, made by a transfer job (never the origin's record:
+    removing a replica leaves the file's record and its origin alone)."""
+
+    __tablename__ = "replicas"
+    __table_args__ = (UniqueConstraint("name", "path"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    name: Mapped[str] = mapped_column(CText, index=True)
+    #: the site holding it (this catalog's own name; None before it has one)
+    site: Mapped[str | None] = mapped_column(String(64))
+    #: below the site's transfer root: the job's destination and the file's DRS path
+    path: Mapped[str] = mapped_column(String)
+    size: Mapped[int | None] = mapped_column(BigInteger)
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    job_id: Mapped[int | None] = mapped_column(BigInteger)
+    created: Mapped[float] = mapped_column(Float)
 
 
 def table(model: type[Base]) -> Table:

@@ -63,6 +63,14 @@ class HistoryEntry(BaseModel):
     sha256: str | None
 
 
+class ReplicaEntry(BaseModel):
+    site: str | None = Field(description="the site holding the copy")
+    path: str = Field(description="below the site's transfer root")
+    size: int | None
+    sha256: str | None
+    created: float = Field(description="Unix seconds")
+
+
 class FileRecord(FileSummary):
     original_path: str | None = Field(
         description="the file's path below the directory it was published from, before "
@@ -80,6 +88,10 @@ class FileRecord(FileSummary):
         description="where to read the file besides its NDN name: 'http' (the HTTP gateway) "
         "and, for a CMS file when the catalog knows an XRootD server on NDN (NDNSCI_XROOTD_URL), "
         "'xrootd' (root://HOST:PORT//store/...)",
+    )
+    replicas: list[ReplicaEntry] = Field(
+        default_factory=list,
+        description="verified copies transfer jobs made at this site (besides the origin's)",
     )
 
 

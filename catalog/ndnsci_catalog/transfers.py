@@ -30,7 +30,7 @@ from sqlalchemy import case, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from ndnsci_catalog.errors import InvalidInputError, NotFoundError
-from ndnsci_catalog.models import TransferFile, TransferJob
+from ndnsci_catalog.models import Replica, Site, TransferFile, TransferJob
 
 ENGINES = ("auto", "python", "ndn-dpdk")
 FILE_STATES = ("pending", "running", "done", "failed", "cancelled")
@@ -452,6 +452,7 @@ def finish(
     values: dict[str, Any] = {"lease_until": None, "agent": None}
     if ok:
         values.update(state="done", bytes_done=size, engine=engine, finished=at, error=None)
+        _record_replica(session, file_id, size, at)
     elif cancelled:
         state = "cancelled" if job_cancelled else "pending"
         values.update(state=state, attempts=max(attempts - 1, 0))
@@ -466,6 +467,36 @@ def finish(
     session.execute(update(j).where(j.id == job_id).values(updated=at))
     session.commit()
     return str(values["state"])
+
+
+def _record_replica(session: Session, file_id: int, size: int, now: float) -> None:
+    """The copy a finished file is, as one of its name's holders at this site."""
+    f, j = TransferFile, TransferJob
+    name, path, sha256, job_id, destination = session.execute(
+        select(f.name, f.path, f.sha256, f.job_id, j.destination)
+        .join(j, j.id == f.job_id)
+        .where(f.id == file_id)
+    ).one()
+    where = f"{destination}/{path}"
+    site = session.execute(select(Site.name).where(Site.local.is_(True))).scalar()
+    held = session.execute(
+        select(Replica.id).where(Replica.name == name, Replica.path == where)
+    ).scalar()
+    values = {"site": site, "size": size, "sha256": sha256, "job_id": job_id, "created": now}
+    if held is None:
+        session.execute(insert(Replica).values(name=name, path=where, **values))
+    else:
+        session.execute(update(Replica).where(Replica.id == held).values(**values))
+
+
+def replicas(session: Session, name: str) -> list[dict[str, Any]]:
+    """The verified copies of ``name`` that jobs made at this site, oldest first."""
+    rows = session.execute(
+        select(Replica.site, Replica.path, Replica.size, Replica.sha256, Replica.created)
+        .where(Replica.name == name)
+        .order_by(Replica.id)
+    ).mappings()
+    return [dict(row) for row in rows]
 
 
 def release(session: Session, agent: str) -> int:

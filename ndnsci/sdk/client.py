@@ -121,6 +121,8 @@ class FileRecord(File):
     published_at: str | None = None
     seq: int | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    #: verified copies transfer jobs made at the catalog's site: site, path, size, sha256
+    replicas: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> FileRecord:
@@ -133,6 +135,7 @@ class FileRecord(File):
             published_at=obj.get("published_at"),
             seq=obj.get("seq"),
             history=list(obj.get("history") or []),
+            replicas=list(obj.get("replicas") or []),
         )
 
 

@@ -266,3 +266,32 @@ def test_a_database_locked_beyond_its_timeout_is_a_503_to_retry(
     answer = client.get("/transfers")
     assert answer.status_code == 503 and answer.headers["Retry-After"] == "1"
     assert "database is locked" in answer.json()["detail"]
+
+
+def test_a_finished_file_is_a_replica_of_this_site_in_the_files_record(
+    client: Client, publish: Any, token: str, session: Session
+) -> None:
+    from ndnsci_catalog import sites
+
+    sites.init_local(session, "ucla", "/ucla", "1" * 64)
+    session.commit()
+    publish([record(1), record(2)])
+    job = submit(client, token, names=[record(1)["name"], record(2)["name"]]).json()
+    claimed = transfers.claim(session, "a", now=5.0)
+    assert claimed is not None
+    transfers.finish(session, claimed.id, "a", ok=True, size=1000, engine="python", now=6.0)
+    failing = transfers.claim(session, "a", now=7.0)
+    assert failing is not None
+    transfers.finish(session, failing.id, "a", ok=False, error="timeout", now=8.0)
+    got = client.get(f"/files{record(1)['name']}").json()
+    assert got["replicas"] == [
+        {
+            "site": "ucla",
+            "path": "ucla/tas/" + record(1)["name"].lstrip("/"),
+            "size": 1000,
+            "sha256": f"{1:064x}",
+            "created": 6.0,
+        }
+    ]
+    assert client.get(f"/files{record(2)['name']}").json()["replicas"] == []  # not finished
+    assert job["id"] == claimed.job_id

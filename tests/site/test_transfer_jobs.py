@@ -211,3 +211,51 @@ def test_the_command_line_submits_follows_and_lists_a_job(site: Any, tmp_path: P
     assert unknown.returncode == 2 and "no transfer job 999999" in unknown.stderr
     with pytest.raises(CatalogError, match="needs a token"):
         ndnsci.Catalog(site.catalog_url, token="").transfer([name_of(1)], "x")
+
+
+def test_a_copy_is_a_replica_the_catalog_knows_and_serves_when_the_origin_is_stopped(
+    site: Any, tmp_path: Path
+) -> None:
+    from ndnsci.sdk.fetch import fetch_file
+
+    catalog = ndnsci.Catalog(site.catalog_url, token=site.token)
+    names = [name_of(n) for n in (2, 3, 7)]
+    job = catalog.transfer(names, "mirror", engine="python")
+    root = tmp_path / "transfers"
+    agent = AgentProcess(site, root, tmp_path / "agent.log").start()
+    try:
+        assert job.wait(timeout=120, poll=0.5).state == "done"
+    finally:
+        agent.stop()
+    record = catalog.get(names[2])
+    # one replica per job that copied it (the other tests' jobs may have, to other folders)
+    held = {r["path"]: r for r in record.replicas}
+    assert held["mirror/" + names[2].lstrip("/")]["size"] == BIG[7]
+    assert all(p.endswith(names[2]) for p in held)
+    assert {r["sha256"] for r in record.replicas} == {record.sha256}
+    # the origin goes away; the copy's folder is served by a producer of its own, which names
+    # the files as publishing does and serves those the catalog holds, verified
+    site._procs["producer"].kill()
+    site._procs["producer"].wait(10)
+    log = tmp_path / "replica.log"
+    with log.open("wb") as out:
+        replica = subprocess.Popen(
+            [*CLI, "serve", str(root / "mirror"), "--catalog", site.catalog_url, "-v"],
+            stderr=out, env=site._env(NDN_CLIENT_TRANSPORT=site.transport),
+        )  # fmt: skip
+    try:
+        wait_for(lambda: " on unix://" in log.read_text(), 30, "the replica's producer")
+        env = {"NDN_CLIENT_TRANSPORT": site.transport}
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            got = fetch_file(names[2], tmp_path / "again", catalog=site.catalog_url)
+        finally:
+            for key, value in old.items():
+                os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+        assert got.checksum == "verified"
+        assert digest(Path(got.path)) == digest(site.data / lfn(7))
+    finally:
+        replica.terminate()
+        replica.wait(10)
+        site._start_producer()

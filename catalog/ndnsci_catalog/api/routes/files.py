@@ -33,6 +33,7 @@ from ndnsci_catalog.query import (
 )
 from ndnsci_catalog.records import RecordError, normalize_name
 from ndnsci_catalog.schemas import FileRecord, ManifestRequest, RetractResponse
+from ndnsci_catalog.transfers import replicas
 from ndnsci_translators.names import split_name
 
 router = APIRouter(tags=["files"])
@@ -79,6 +80,7 @@ def get_file(name: str, session: SessionDep, request: Request) -> FileRecord:
                 for version, seq, at, record in history
             ],
             "urls": _urls(site(request), canonical),
+            "replicas": replicas(session, canonical),
         }
     )
 

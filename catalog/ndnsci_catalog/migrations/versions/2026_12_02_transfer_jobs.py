@@ -1,7 +1,8 @@
-"""transfer jobs: transfer_jobs and transfer_files
+"""transfer jobs: transfer_jobs, transfer_files and replicas
 
 A job copies a selection of files to a folder at a site; the site's transfer agent runs it
-(:mod:`ndnsci_catalog.transfers`). Both tables are new: nothing to carry over.
+(:mod:`ndnsci_catalog.transfers`); ``replicas`` records the verified copies jobs made. The
+tables are new: nothing to carry over.
 
 Revision ID: 2026_12_02_transfer_jobs
 Revises: 2026_11_28_fulltext_hash
@@ -58,8 +59,23 @@ def upgrade() -> None:
     )
     op.create_index("ix_transfer_files_job_id", "transfer_files", ["job_id"])
     op.create_index("ix_transfer_files_state", "transfer_files", ["state"])
+    op.create_table(
+        "replicas",
+        sa.Column("id", _ID, nullable=False),
+        sa.Column("name", _TEXT, nullable=False),
+        sa.Column("site", sa.String(64)),
+        sa.Column("path", sa.String(), nullable=False),
+        sa.Column("size", sa.BigInteger()),
+        sa.Column("sha256", sa.String(64)),
+        sa.Column("job_id", sa.BigInteger()),
+        sa.Column("created", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name="pk_replicas"),
+        sa.UniqueConstraint("name", "path", name="uq_replicas_name"),
+    )
+    op.create_index("ix_replicas_name", "replicas", ["name"])
 
 
 def downgrade() -> None:
+    op.drop_table("replicas")
     op.drop_table("transfer_files")
     op.drop_table("transfer_jobs")
