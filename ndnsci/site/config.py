@@ -91,6 +91,17 @@ class GatewayConfig:
 
 
 @dataclass(frozen=True)
+class TransfersConfig:
+    """The transfer agent (docs/transfers.md): runs the jobs submitted to this site's catalog
+    into ``root``, and a producer serves the copies there (replicas) under their names."""
+
+    enabled: bool = True
+    root: Path | None = None  # None: <state_dir>/transfers
+    parallel: int = 4
+    serve: bool = True
+
+
+@dataclass(frozen=True)
 class SiteConfig:
     path: Path  # the file it was read from
     name: str
@@ -102,6 +113,11 @@ class SiteConfig:
     forwarder: ForwarderConfig = field(default_factory=ForwarderConfig)
     trusted: tuple[TrustedSite, ...] = ()
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
+    transfers: TransfersConfig = field(default_factory=TransfersConfig)
+
+    @property
+    def transfer_root(self) -> Path:
+        return self.transfers.root or self.state_dir / "transfers"
 
 
 # --- the schema: table -> key -> (type, required) --------------------------------------------
@@ -119,8 +135,10 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], bool]]] = {
     "federation": {"trusted": (list, False)},
     "federation.trusted": {"name": (str, True), "prefix": (str, True), "key": (str, True)},
     "gateway": {"enabled": (bool, False), "listen": (str, False)},
+    "transfers": {"enabled": (bool, False), "root": (str, False), "parallel": (int, False),
+                  "serve": (bool, False)},
 }  # fmt: skip
-_TABLES = ("site", "catalog", "data", "forwarder", "federation", "gateway")
+_TABLES = ("site", "catalog", "data", "forwarder", "federation", "gateway", "transfers")
 _TYPE_WORDS = {str: "a string in quotes", int: "a whole number", bool: "true or false",
                list: "a list in [ ]", dict: "a table"}  # fmt: skip
 
@@ -333,8 +351,9 @@ class _Build:
             if port and self.check_ports and _in_use(port):
                 raise c.fail(where, f"port {port} is in use (another site, or `ndnsci site up` "
                              "running?): write another port, or 0 for any free one")  # fmt: skip
+        transfers = self.transfers(raw.get("transfers", {}), roots)
         return SiteConfig(c.path, name, prefix, key_file, state_dir, catalog, roots, fw, trusted,
-                          gateway)  # fmt: skip
+                          gateway, transfers)  # fmt: skip
 
     def ndn_name(self, prefix: str, where: str) -> None:
         parts = prefix.split("/")
@@ -463,6 +482,25 @@ class _Build:
         t = self.c.table(raw, "gateway", "gateway")
         listen = self.c.listen(t.get("listen", "127.0.0.1:0"), "gateway.listen")
         return GatewayConfig(bool(t.get("enabled", False)), listen)
+
+    def transfers(self, raw: Any, roots: tuple[DataRoot, ...]) -> TransfersConfig:
+        c = self.c
+        t = c.table(raw, "transfers", "transfers")
+        root = None
+        if "root" in t:
+            root = c.resolve(t["root"])
+            for i, data in enumerate(roots):
+                if root == data.path or data.path in root.parents or root in data.path.parents:
+                    raise c.fail("transfers.root", f"{root} overlaps data[{i}].path "
+                                 f"{data.path}: write a folder of its own")  # fmt: skip
+            if root.exists() and not root.is_dir():
+                raise c.fail("transfers.root", f"{root} is not a folder: write a folder's path")
+        parallel = t.get("parallel", 4)
+        if not 1 <= parallel <= 256:
+            raise c.fail("transfers.parallel", f"{parallel}: write a number of workers, 1-256")
+        return TransfersConfig(
+            bool(t.get("enabled", True)), root, parallel, bool(t.get("serve", True))
+        )
 
 
 def _default_state(name: str) -> Path:

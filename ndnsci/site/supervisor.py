@@ -222,6 +222,8 @@ class Supervisor:
             if root.engine == "ndn-dpdk":
                 argv += ["--engine", "ndn-dpdk"]
             self.parts.append(_Part(name, argv, processes.log_says(log, " on unix://", " on tcp")))
+        if c.transfers.enabled:
+            self.parts += self._transfer_parts()
         if c.gateway.enabled:
             gw_port = c.gateway.listen.port or processes.free_port()
             gateway = _Part(
@@ -241,6 +243,27 @@ class Supervisor:
             part.state.state = "up"
             self.save()
             self.say(f"{part.name}: up (pid {part.pid})")
+
+    def _transfer_parts(self) -> list[_Part]:
+        """The transfer agent (its name fixed per site: a restarted agent takes back at once
+        the files it held) and, with ``serve``, a producer of the copies (replicas)."""
+        c = self.config
+        root = c.transfer_root
+        root.mkdir(parents=True, exist_ok=True)
+        log = self.dir / "transfers.log"
+        agent = _Part(
+            "transfers",
+            ["transfer", "agent", "--db", c.catalog.db, "--root", str(root),
+             "--parallel", str(c.transfers.parallel), "--name", f"site-{c.name}"],
+            processes.log_says(log, "transfer agent "),
+        )  # fmt: skip
+        parts = [agent]
+        if c.transfers.serve:
+            log = self.dir / "replicas.log"
+            argv = ["serve", str(root), "--catalog", self.catalog_url, "--refresh", "2",
+                    "--prefix", c.prefix]  # fmt: skip
+            parts.append(_Part("replicas", argv, processes.log_says(log, " on unix://", " on tcp")))
+        return parts
 
     def _key_env(self) -> dict[str, str]:
         config = self.dir / "config"

@@ -243,6 +243,30 @@ BAD = {
         "gateway.enabled",
         "must be true or false",
     ),
+    "transfers-parallel": (
+        HEAD + "[transfers]\nparallel = 0\n",
+        4,
+        "transfers.parallel",
+        "write a number of workers, 1-256",
+    ),
+    "transfers-root-in-data": (
+        HEAD + '[[data]]\npath = "data"\n\n[transfers]\nroot = "data/copies"\n',
+        7,
+        "transfers.root",
+        "write a folder of its own",
+    ),
+    "transfers-root-file": (
+        HEAD + '[transfers]\nroot = "cert.pem"\n',
+        4,
+        "transfers.root",
+        "is not a folder",
+    ),
+    "transfers-unknown-key": (
+        HEAD + "[transfers]\nparalel = 2\n",
+        4,
+        "transfers.paralel",
+        "did you mean 'parallel'?",
+    ),
 }
 
 

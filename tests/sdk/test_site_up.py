@@ -60,7 +60,7 @@ def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: 
     now = status(site_file)
     assert now["running"]
     parts = now["parts"]
-    assert list(parts) == ["forwarder", "catalog", "producer", "gateway"]
+    assert list(parts) == ["forwarder", "catalog", "producer", "transfers", "replicas", "gateway"]
     assert all(p["state"] == "up" for p in parts.values()), parts
     assert parts["catalog"]["health"]["status"] == "ok"
     assert parts["producer"]["health"]["files"] > 0
@@ -82,6 +82,21 @@ def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: 
     )  # fmt: skip
     assert fetched.returncode == 0, fetched.stderr
     assert any(p.is_file() for p in (tmp_path / "got").rglob("*.nc"))
+
+    # a transfer job to this site, run by its agent into its transfer root, and the copies
+    # served under their names by the site's replica producer
+    db_token = run_cli("catalog", "token", "create", "jobs", "--db", db)
+    assert db_token.returncode == 0, db_token.stderr
+    jobs_env = {"NDNSCI_CATALOG": now["catalog_url"], "NDNSCI_TOKEN": db_token.stdout.strip()}
+    job = run_cli(
+        "transfer", "submit", "copies", "--query", "model=HadCM3&variable=tas", "--wait",
+        "--json", env=jobs_env, timeout=300,
+    )  # fmt: skip
+    assert job.returncode == 0, job.stderr + (tmp_path / "state" / "transfers.log").read_text()
+    finished = json.loads(job.stdout)
+    assert finished["state"] == "done" and finished["files"] > 0
+    copies = list((tmp_path / "state" / "transfers" / "copies").rglob("*.nc"))
+    assert len(copies) == finished["files"]
 
     # a second `up` of the same site refuses, naming the running one
     again = run_cli("site", "up", "-c", str(site_file))
