@@ -24,9 +24,14 @@ from ndnsci.errors import CatalogError
 
 FILES = 50
 #: a few files large enough that a kill lands mid-file (the fetch resumes from its .part)
-BIG = {7: 24 << 20, 23: 24 << 20, 41: 24 << 20}
-CHANGED = 13  # changed in place at the producer after publishing
+BIG = {7: 24 << 20, 23: 24 << 20, 31: 24 << 20, 41: 24 << 20}
+#: changed in place at the producer after publishing; the job's last file, so that its
+#: attempts come after the producer's restart (each says why it was refused)
+CHANGED = FILES - 1
 PARALLEL = 3
+#: the first back-off (then 2 and 4 s): a file tried while the producer is away keeps
+#: attempts for after its restart
+RETRY_DELAY = 1.0
 
 
 def lfn(number: int) -> str:
@@ -60,7 +65,7 @@ class AgentProcess:
     def __init__(self, site: Any, root: Path, log: Path) -> None:
         self.args = [
             *CLI, "transfer", "agent", "--db", site._db_url, "--root", str(root),
-            "--parallel", str(PARALLEL), "--name", "agent-1", "--retry-delay", "0.3",
+            "--parallel", str(PARALLEL), "--name", "agent-1", "--retry-delay", str(RETRY_DELAY),
         ]  # fmt: skip
         self.env = {**os.environ, "NDN_CLIENT_TRANSPORT": site.transport}
         self.log = log
