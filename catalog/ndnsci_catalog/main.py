@@ -118,6 +118,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         limit=settings.max_body_bytes,
     )
     app.state.metrics = Metrics()
+    # the app's sessionmaker as it is at the scrape (tests put the test's session there)
+    app.state.metrics.watch_transfers(lambda: app.state.sessionmaker())  # noqa: PLW0108
     # outside the body limit: a refused request is counted too
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, prefixes=(API_PREFIX,))
     if settings.cors_origins:  # outermost: a 413 carries the CORS headers too
@@ -138,7 +140,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
 
     @app.get(METRICS_PATH, include_in_schema=False)
     async def metrics(request: Request) -> Response:
-        body, kind = request.app.state.metrics.exposition()
+        body, kind = await run_in_threadpool(request.app.state.metrics.exposition)
         return Response(body, media_type=kind)
 
     app.add_exception_handler(CatalogError, _catalog_error)

@@ -6,7 +6,12 @@
 - ``ndnsci_catalog_request_duration_seconds{method, route}``: a histogram of the time from the
   request's arrival to the end of its answer;
 - ``ndnsci_catalog_publish_records_total{outcome}``: published records, ``inserted``,
-  ``replaced`` or ``unchanged``.
+  ``replaced`` or ``unchanged``;
+- ``ndnsci_transfer_files{state}`` and ``ndnsci_transfer_bytes{state}``: the files of every
+  transfer job by state, and the bytes they hold so far; ``ndnsci_transfer_done_files{engine}``
+  and ``ndnsci_transfer_done_bytes{engine}``: finished files by the engine that moved them.
+  Read from the database at each scrape (the jobs' state lives there, whichever process runs
+  them), so every worker answers the same.
 
 Each app has a registry of its own (tests make many apps in one process), kept in
 ``app.state.metrics``. With ``workers > 1`` each worker process counts for itself: a scrape
@@ -16,10 +21,13 @@ sees the worker that answered it (docs/site.md).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -57,8 +65,51 @@ class Metrics:
             if n:
                 self.published.labels(outcome).inc(n)
 
+    def watch_transfers(self, sessions: Callable[[], Any]) -> None:
+        """Count the transfer jobs' files at each scrape, in the database ``sessions`` opens."""
+        self.registry.register(_Transfers(sessions))
+
     def exposition(self) -> tuple[bytes, str]:
+        """The text to answer a scrape with (it may read the database: call it off the loop)."""
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class _Transfers(Collector):
+    def __init__(self, sessions: Callable[[], Any]) -> None:
+        self.sessions = sessions
+
+    def describe(self) -> list[Metric]:
+        return []  # read at each scrape: nothing to check when registered
+
+    def collect(self) -> Iterator[Metric]:
+        from sqlalchemy import func, select
+
+        from ndnsci_catalog.models import TransferFile as F
+
+        files = GaugeMetricFamily(
+            "ndnsci_transfer_files", "Files of transfer jobs, by state", labels=["state"]
+        )
+        held = GaugeMetricFamily(
+            "ndnsci_transfer_bytes",
+            "Bytes of transfer jobs' files so far, by state",
+            labels=["state"],
+        )
+        done = GaugeMetricFamily(
+            "ndnsci_transfer_done_files", "Finished files, by engine", labels=["engine"]
+        )
+        done_bytes = GaugeMetricFamily(
+            "ndnsci_transfer_done_bytes", "Bytes of finished files, by engine", labels=["engine"]
+        )
+        with self.sessions() as session:
+            count, total = func.count(), func.coalesce(func.sum(F.bytes_done), 0)
+            for state, n, size in session.execute(select(F.state, count, total).group_by(F.state)):
+                files.add_metric([state], n)
+                held.add_metric([state], size)
+            by_engine = select(F.engine, count, total).where(F.state == "done").group_by(F.engine)
+            for engine, n, size in session.execute(by_engine):
+                done.add_metric([engine or "unknown"], n)
+                done_bytes.add_metric([engine or "unknown"], size)
+        yield from (files, held, done, done_bytes)
 
 
 class MetricsMiddleware:

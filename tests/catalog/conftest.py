@@ -114,6 +114,20 @@ class Client:
         self.loop.close()
 
 
+class Borrowed:
+    """The test's session as a context manager that does not close it (for code that opens
+    sessions of its own from ``app.state.sessionmaker``)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def __enter__(self) -> Session:
+        return self.session
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
 def make_app(engine: Engine, session: Session, **settings: Any) -> Any:
     """The app on the test's session (``settings`` override the defaults)."""
     settings = {"max_publish_records": 1000, **settings}

@@ -57,3 +57,27 @@ def test_published_records_are_counted(client: Client, publish: Any) -> None:
     assert published[(("outcome", "inserted"),)] == 5
     assert published[(("outcome", "unchanged"),)] == 5
     assert requests(after, "/api/v1/publish", method="POST") == 2
+
+
+def test_transfer_files_are_counted_by_state_and_engine(
+    client: Client, publish: Any, token: str, session: Any
+) -> None:
+    from ndnsci_catalog import transfers
+
+    from .conftest import Borrowed
+
+    records = cmip5_records()[:3]
+    publish(records)
+    client.app.state.sessionmaker = lambda: Borrowed(session)
+    body = {"names": [r["name"] for r in records], "destination": "d"}
+    answer = client.post("/transfers", json=body, headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 201, answer.text
+    claimed = transfers.claim(session, "a")
+    assert claimed is not None
+    transfers.finish(session, claimed.id, "a", ok=True, size=1234, engine="ndn-dpdk")
+    samples = scrape(client)
+    files = samples["ndnsci_transfer_files"]
+    assert files[(("state", "pending"),)] == 2 and files[(("state", "done"),)] == 1
+    assert samples["ndnsci_transfer_bytes"][(("state", "done"),)] == 1234
+    assert samples["ndnsci_transfer_done_files"] == {(("engine", "ndn-dpdk"),): 1}
+    assert samples["ndnsci_transfer_done_bytes"] == {(("engine", "ndn-dpdk"),): 1234}

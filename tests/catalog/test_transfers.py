@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from ndnsci_catalog import transfers
 
-from .conftest import Client
+from .conftest import Borrowed, Client
 
 
 def record(i: int, size: int | None = 1000) -> dict[str, Any]:
@@ -231,7 +231,7 @@ def test_the_event_stream_ends_when_the_job_does(
     claimed = transfers.claim(session, "a")
     assert claimed is not None
     transfers.finish(session, claimed.id, "a", ok=True, size=1000, engine="ndn-dpdk")
-    client.app.state.sessionmaker = lambda: _Borrowed(session)
+    client.app.state.sessionmaker = lambda: Borrowed(session)
     answer = client.get(f"/transfers/{job['id']}/events")
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/event-stream")
@@ -239,19 +239,6 @@ def test_the_event_stream_ends_when_the_job_does(
     data = json.loads(events[-1].split("data: ", 1)[1])
     assert data["state"] == "done" and data["engines"] == {"ndn-dpdk": 1}
     assert client.get("/transfers/99/events").status_code == 404
-
-
-class _Borrowed:
-    """The test's session as a context manager that does not close it."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def __enter__(self) -> Session:
-        return self.session
-
-    def __exit__(self, *exc: object) -> None:
-        pass
 
 
 def test_a_database_locked_beyond_its_timeout_is_a_503_to_retry(
