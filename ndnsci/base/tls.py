@@ -11,13 +11,26 @@ line's start-up does not pay for it.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import ssl
 
 
-def problem(cert: str | os.PathLike[str], key: str | os.PathLike[str]) -> str | None:
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong, and with which file (``"cert"`` or ``"key"``: a site's configuration
+    names the key that is wrong)."""
+
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def problem(cert: str | os.PathLike[str], key: str | os.PathLike[str]) -> Problem | None:
     """What is wrong with serving TLS with ``cert`` and ``key`` (PEM files), or None.
 
     The key must not need a passphrase: the server starts unattended, and OpenSSL would ask
@@ -25,26 +38,32 @@ def problem(cert: str | os.PathLike[str], key: str | os.PathLike[str]) -> str | 
     """
     import ssl
 
-    for what, path in (("certificate", cert), ("key", key)):
+    for file, what, path in (("cert", "certificate", cert), ("key", "key", key)):
         try:
             with open(path, "rb"):
                 pass
         except OSError as exc:
-            return f"cannot read the TLS {what} {path}: {exc.strerror or exc}"
+            return Problem(file, f"cannot read the TLS {what} {path}: {exc.strerror or exc}")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     try:
         context.load_cert_chain(cert, key, password=_no_passphrase)
     except _Passphrase:
-        return f"the TLS key {key} is encrypted: write one without a passphrase (openssl pkey)"
+        return Problem(
+            "key", f"the TLS key {key} is encrypted: write one without a passphrase (openssl pkey)"
+        )
     except ssl.SSLError as exc:
         reason = (exc.reason or "").upper()
         if "MISMATCH" in reason:
-            return f"the TLS key {key} is not the key of the certificate {cert}"
+            return Problem("key", f"the TLS key {key} is not the key of the certificate {cert}")
         if not _pem(cert, "CERTIFICATE"):
-            return f"{cert} is not a PEM certificate (-----BEGIN CERTIFICATE-----)"
+            return Problem("cert", f"{cert} is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
         if not _pem(key, "PRIVATE KEY"):
-            return f"{key} is not a PEM private key (-----BEGIN ... PRIVATE KEY-----)"
-        return f"the TLS certificate {cert} and key {key} cannot be used: {exc.reason or exc}"
+            return Problem(
+                "key", f"{key} is not a PEM private key (-----BEGIN ... PRIVATE KEY-----)"
+            )
+        return Problem(
+            "cert", f"the TLS certificate {cert} and key {key} cannot be used: {exc.reason or exc}"
+        )
     return None
 
 

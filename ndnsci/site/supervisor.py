@@ -28,12 +28,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ndnsci.base import processes
 from ndnsci.errors import ForwarderError, StackError
 from ndnsci.site.config import SiteConfig
 from ndnsci.site.stack import ensure_key
+
+if TYPE_CHECKING:
+    import httpx
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -66,6 +69,8 @@ class SiteState:
     transport: str = ""
     instance: str = ""
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the certificate the catalog serves HTTPS with ('' for HTTP): what its health checks trust
+    tls_cert: str = ""
 
 
 def state_path(config: SiteConfig) -> Path:
@@ -167,6 +172,7 @@ class Supervisor:
             transport=self.transport,
             instance=self.instance,
             parts={p.name: dataclasses.asdict(p.state) for p in self.parts},
+            tls_cert=str(self.config.catalog.tls_cert or ""),
         )
         processes.save_state(state_path(self.config), state)
 
@@ -203,15 +209,13 @@ class Supervisor:
                      "XDG_STATE_HOME": str(self.dir / "xdg")}  # fmt: skip
         self._env.update(self._key_env())
         self.transport = self._env["NDN_CLIENT_TRANSPORT"]
+        if c.catalog.tls_cert is not None:  # the producers and the gateway trust it alone
+            self._env["NDNSCI_CATALOG_CERT"] = str(c.catalog.tls_cert)
         self.parts.append(_Part("forwarder", None, lambda: True))
         port = c.catalog.listen.port or processes.free_port()
-        self.catalog_url = f"http://{c.catalog.listen.host}:{port}"
-        catalog = _Part(
-            "catalog",
-            ["catalog", "serve", "--db", c.catalog.db, "--host", c.catalog.listen.host,
-             "--port", str(port)],
-            self._healthy,
-        )  # fmt: skip
+        scheme = "https" if c.catalog.tls_cert else "http"
+        self.catalog_url = f"{scheme}://{_url_host(c.catalog.listen.host)}:{port}"
+        catalog = _Part("catalog", self._catalog_argv(port), self._healthy)
         catalog.state.port = port
         self.parts.append(catalog)
         for index, root in enumerate(c.data):
@@ -241,6 +245,19 @@ class Supervisor:
             part.state.state = "up"
             self.save()
             self.say(f"{part.name}: up (pid {part.pid})")
+
+    def _catalog_argv(self, port: int) -> list[str]:
+        """``ndnsci catalog serve`` as the configuration's [catalog] asks (its origins go by
+        ``NDNSCI_CORS_ORIGINS``, see :meth:`_launch`)."""
+        c = self.config.catalog
+        argv = ["catalog", "serve", "--db", c.db, "--host", c.listen.host, "--port", str(port)]
+        if c.workers > 1:
+            argv += ["--workers", str(c.workers)]
+        if c.tls_cert is not None and c.tls_key is not None:
+            argv += ["--tls-cert", str(c.tls_cert), "--tls-key", str(c.tls_key)]
+        if c.trusted_proxies:
+            argv += ["--trusted-proxies", ",".join(c.trusted_proxies)]
+        return argv
 
     def _key_env(self) -> dict[str, str]:
         config = self.dir / "config"
@@ -293,7 +310,7 @@ class Supervisor:
         import httpx
 
         try:
-            response = httpx.get(f"{self.catalog_url}/api/v1/health", timeout=1.0)
+            response = _ask_health(self.catalog_url, self.config.catalog.tls_cert, 1.0)
             return response.is_success and response.json().get("instance") == self.instance
         except (httpx.HTTPError, ValueError, AttributeError):
             return False
@@ -458,13 +475,41 @@ def status(config: SiteConfig) -> dict[str, Any]:
     }
 
 
+def _url_host(host: str) -> str:
+    """The host of a URL to a server listening on ``host``: an address of every interface is
+    asked on loopback, an IPv6 one in brackets."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def _ask_health(url: str, cert: str | os.PathLike[str] | None, timeout: float) -> httpx.Response:
+    """``GET /api/v1/health`` of the catalog at ``url``; over https, trusting ``cert`` alone:
+    the server must present the certificate it was configured with, self-signed or not."""
+    import httpx
+
+    verify: Any = True
+    if cert and url.startswith("https://"):
+        from ndnsci.base import tls
+
+        verify = tls.pinned(cert)
+    return httpx.get(f"{url}/api/v1/health", timeout=timeout, verify=verify)
+
+
 def _health(name: str, state: SiteState, part: PartState) -> Any:
     if name == "catalog":
         import httpx
 
         try:
-            answer = httpx.get(f"{state.catalog_url}/api/v1/health", timeout=2.0)
-            return answer.json() if answer.is_success else {"status": answer.status_code}
+            answer = _ask_health(state.catalog_url, state.tls_cert or None, 2.0)
+            if not answer.is_success:
+                return {"status": answer.status_code}
+            found = answer.json()
+            if state.tls_cert:  # asked over https: the server presented that certificate
+                found["tls"] = {"cert": state.tls_cert, "verified": True}
+            return found
         except (httpx.HTTPError, ValueError) as exc:
             return {"error": str(exc)}
     if name == "forwarder":

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support import CLI, run_cli, wait_for
+from support import CLI, make_certificate, run_cli, wait_for
 
 from ndnsci.base.processes import free_port
 from ndnsci_translators import translate
@@ -23,18 +23,6 @@ from ndnsci_translators import translate
 from .corpus import CORPORA
 
 START_BUDGET = 90.0  # a server answering its health check, on a loaded machine of 2 cores
-
-
-def make_certificate(folder: Path, name: str = "server") -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and localhost, and its key (no passphrase)."""
-    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    return cert, key
 
 
 @contextmanager
