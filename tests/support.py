@@ -244,13 +244,15 @@ def child_processes(pid: int) -> list[int]:
         return []
 
 
-def make_certificate(folder: Path, name: str = "server") -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and localhost, and its key (no passphrase)."""
+def make_certificate(
+    folder: Path, name: str = "server", names: str = "IP:127.0.0.1,DNS:localhost"
+) -> tuple[Path, Path]:
+    """A self-signed certificate for ``names`` (subjectAltName), and its key (no passphrase)."""
     cert, key = folder / f"{name}.crt", folder / f"{name}.key"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
          "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+         "-addext", f"subjectAltName={names}"],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     return cert, key

@@ -80,6 +80,33 @@ def test_https_with_the_certificate_it_was_given_and_no_plain_http(tmp_path: Pat
         assert "Uvicorn running on https://127.0.0.1:" in log.read_text()
 
 
+def test_a_sites_parts_trust_its_certificate_alone_whatever_host_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A certificate for the site's public name, served at 127.0.0.1: the SDK (a site's
+    producer) pins it with NDNSCI_CATALOG_CERT; without, the system's CAs refuse it."""
+    from ndnsci.base import tls
+    from ndnsci.errors import CatalogUnavailableError
+    from ndnsci.sdk.client import Catalog
+
+    cert, key = make_certificate(tmp_path, names="DNS:catalog.example.org")
+    pinned = tls.pinned(cert)
+    with serving(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key), verify=pinned) as (
+        url,
+        _log,
+    ):
+        monkeypatch.delenv("NDNSCI_CATALOG_CERT", raising=False)
+        with Catalog(url) as catalog, pytest.raises(CatalogUnavailableError):
+            len(catalog.search())  # asked when used
+        monkeypatch.setenv("NDNSCI_CATALOG_CERT", str(cert))
+        with Catalog(url) as catalog:
+            assert len(catalog.search()) == 0
+        other, _ = make_certificate(tmp_path, "other")  # another certificate: refused
+        monkeypatch.setenv("NDNSCI_CATALOG_CERT", str(other))
+        with Catalog(url) as catalog, pytest.raises(CatalogUnavailableError):
+            len(catalog.search())  # asked when used
+
+
 def _bad_tls(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     """Each bad TLS argument: the arguments, and what the one line of the error says."""
     cert, key = make_certificate(tmp_path)

@@ -161,6 +161,8 @@ def test_a_site_serves_its_catalog_over_tls_with_workers_proxies_and_origins(
         assert catalog["health"]["status"] == "ok"
         assert catalog["health"]["tls"] == {"cert": str(cert), "verified": True}
         assert now["parts"]["producer"]["health"]["files"] > 0  # read the catalog over https
+        shown = run_cli("site", "status", "-c", str(config))
+        assert f"catalog at {url}: ok, https with the certificate {cert} (verified)" in shown.stdout
 
         trusted = ssl.create_default_context(cafile=str(cert))
         health = httpx.get(url + "/api/v1/health", verify=trusted, timeout=10)
