@@ -132,9 +132,9 @@ def test_a_site_serves_its_catalog_over_tls_with_workers_proxies_and_origins(
     tmp_path: Path, sample_dir: Path, ndnd_binary: Path
 ) -> None:
     """[catalog] tls_cert/tls_key, workers, trusted_proxies and allowed_origins, applied: the
-    catalog speaks https only, with the certificate the test made; its producer reads it over
-    https; two server processes answer; a trusted proxy's X-Forwarded-For is believed; a
-    preflight from the allowed origin is answered."""
+    catalog speaks https only, with the certificate the test made; its producer and the
+    gateway read it over https; two server processes answer; a trusted proxy's
+    X-Forwarded-For is believed; a preflight from the allowed origin is answered."""
     import ssl
 
     import httpx
@@ -146,7 +146,8 @@ def test_a_site_serves_its_catalog_over_tls_with_workers_proxies_and_origins(
         f'[catalog]\nlisten = "127.0.0.1:0"\nworkers = 2\ntls_cert = "{cert}"\n'
         f'tls_key = "{key}"\nallowed_origins = ["https://portal.example.org"]\n'
         f'trusted_proxies = ["127.0.0.1"]\n\n'
-        f'[[data]]\npath = "{sample_dir}"\n'
+        f'[[data]]\npath = "{sample_dir}"\n\n'
+        f'[gateway]\nenabled = true\nlisten = "127.0.0.1:0"\n'
     )
     os.environ["NDND"] = str(ndnd_binary)
     try:
@@ -189,7 +190,19 @@ def test_a_site_serves_its_catalog_over_tls_with_workers_proxies_and_origins(
         text = catalog_log.read_text()
         assert text.count("Started server process [") == 2, text
         assert "(2 workers)" in text
+
+        # the gateway looks names up in the catalog over https (NDNSCI_CATALOG_CERT), then
+        # fetches the bytes over NDN
+        found = httpx.get(url + "/api/v1/search", params={"limit": 1}, verify=trusted, timeout=30)
+        name = found.json()["results"][0]["name"]
+        gateway = f"http://127.0.0.1:{now['parts']['gateway']['port']}"
+        head = httpx.get(gateway + "/data" + name, headers={"Range": "bytes=0-99"}, timeout=120)
+        assert head.status_code == 206, head.text
+        assert len(head.content) == 100
+        workers = supervisor.group_members(catalog["pid"])
+        assert len(workers) >= 3, workers  # uvicorn's parent and its two workers, at least
     finally:
         down = run_cli("site", "down", "-c", str(config), timeout=120)
     assert down.returncode == 0, down.stderr
     assert status(config)["running"] is False
+    assert supervisor.group_members(catalog["pid"]) == []  # no worker left behind
