@@ -196,10 +196,36 @@ def _catalog_file(url: str) -> str:
     return str(answer.json()["catalog_file"])
 
 
+def _one_file(folder: Path) -> dict[str, Any]:
+    """A catalog in ``folder`` with one published file (what ``serving`` serves): its record."""
+    folder.mkdir()
+    db = f"sqlite:///{folder / 'catalog.db'}"
+    line = (CORPORA / "cmip5_paths.tsv").read_text().splitlines()[1]
+    record = translate(line.split("\t")[0]).to_dict()
+    records = folder / "records.jsonl"
+    records.write_text(json.dumps(record) + "\n")
+    done = run_cli("publish", "--records", str(records), "--db", db)
+    assert done.returncode == 0, done.stderr
+    return record
+
+
+def _esgf_urls(url: str) -> list[str]:
+    """The HTTPServer URL of the ESGF record and the URL the wget script downloads, asked as
+    through a proxy that says the client came by https."""
+    found = httpx.get(url + "/esg-search/search", headers=FORWARDED, timeout=30,
+                      params={"type": "File", "format": "application/solr+json"})  # fmt: skip
+    assert found.status_code == 200, found.text
+    (doc,) = found.json()["response"]["docs"]
+    http = [u.split("|")[0] for u in doc["url"] if u.endswith("|HTTPServer")]
+    script = httpx.get(url + "/esg-search/wget", headers=FORWARDED, timeout=30).text
+    in_script = [w for w in script.split() if w.strip("'\"").startswith(("http://", "https://"))
+                 and "/data/" in w]  # fmt: skip
+    return http + [w.strip("'\"") for w in in_script[:1]]
+
+
 def test_forwarded_headers_count_from_a_trusted_proxy_only(tmp_path: Path) -> None:
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    (tmp_path / "c").mkdir()
+    for folder in "abc":
+        _one_file(tmp_path / folder)
     with (
         serving(tmp_path / "a", "--trusted-proxies", "127.0.0.1,10.0.0.0/24") as (trusting, log),
         serving(tmp_path / "b", "--trusted-proxies", "10.0.0.0/24") as (other, other_log),
@@ -210,6 +236,11 @@ def test_forwarded_headers_count_from_a_trusted_proxy_only(tmp_path: Path) -> No
         # from an address that is not a trusted proxy, or with none trusted: the headers are lies
         assert _catalog_file(other).startswith(other + "/")
         assert _catalog_file(default).startswith(default + "/")
+        # the ESGF record's HTTPServer URL and the wget script's: the public scheme
+        public = [u.startswith("https://127.0.0.1:") for u in _esgf_urls(trusting)]
+        assert public == [True, True], _esgf_urls(trusting)
+        plain = _esgf_urls(other)
+        assert len(plain) == 2 and all(u.startswith(other + "/data/") for u in plain), plain
         wait_for(lambda: "203.0.113.7:0 - \"GET /api/v1/export/intake-esm" in log.read_text(),
                  10, "the client's address in the access log")  # fmt: skip
         for ignoring in (other_log, default_log):
