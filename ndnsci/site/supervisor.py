@@ -154,6 +154,8 @@ class Supervisor:
         self._stop = False
         self._env: dict[str, str] = {}
         self.since = time.time()
+        #: why the catalog's last health check failed ('' until one did)
+        self.health_said = ""
 
     def say(self, text: str) -> None:
         if self.log is not None:
@@ -307,13 +309,21 @@ class Supervisor:
                 raise StackError(f"`ndnsci {' '.join(step[:3])}` failed: {proc.stderr.strip()}")
 
     def _healthy(self) -> bool:
+        """The catalog answers /health as the instance started; else why not, kept in
+        ``health_said`` for the message of a catalog that never gets ready (a certificate
+        its own check refuses, e.g. an expired one, says so there and nowhere else)."""
         import httpx
 
         try:
             response = _ask_health(self.catalog_url, self.config.catalog.tls_cert, 1.0)
-            return response.is_success and response.json().get("instance") == self.instance
-        except (httpx.HTTPError, ValueError, AttributeError):
+            answer = response.json() if response.is_success else {}
+        except (httpx.HTTPError, ValueError) as exc:
+            self.health_said = f"{type(exc).__name__}: {exc}"
             return False
+        if not isinstance(answer, dict) or answer.get("instance") != self.instance:
+            self.health_said = f"{response.status_code}, not the instance started"
+            return False
+        return True
 
     def _launch(self, part: _Part) -> None:
         log = self.dir / f"{part.name}.log"
@@ -364,8 +374,13 @@ class Supervisor:
                     f"{processes.tail(Path(part.state.log))}"
                 )
             if time.monotonic() > deadline or self._stop:
+                said = (
+                    f" (its health check: {self.health_said})"
+                    if part.name == "catalog" and self.health_said
+                    else ""
+                )
                 raise StackError(
-                    f"the {part.name} was not ready within {START_TIMEOUT:.0f} s:\n"
+                    f"the {part.name} was not ready within {START_TIMEOUT:.0f} s{said}:\n"
                     f"{processes.tail(Path(part.state.log))}"
                 )
             time.sleep(0.1)
