@@ -242,3 +242,17 @@ def child_processes(pid: int) -> list[int]:
                 for child in (task / "children").read_text().split()]  # fmt: skip
     except OSError:
         return []
+
+
+def make_certificate(
+    folder: Path, name: str = "server", names: str = "IP:127.0.0.1,DNS:localhost"
+) -> tuple[Path, Path]:
+    """A self-signed certificate for ``names`` (subjectAltName), and its key (no passphrase)."""
+    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+         "-addext", f"subjectAltName={names}"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key

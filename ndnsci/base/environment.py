@@ -12,6 +12,7 @@ variable                 what
 ======================== ==============================================================
 ``NDNSCI_CATALOG``       the catalog the SDK and the CLI talk to (http://127.0.0.1:8000)
 ``NDNSCI_TOKEN``         the publish token of ``ndnsci publish --catalog``
+``NDNSCI_CATALOG_CERT``  the certificate an https catalog must present (pinned: that one only)
 ``NDNSCI_DATA_DIR``      files ``open_dataset`` fetches (``<cache>/files``)
 ``NDNSCI_CACHE_DIR``     the producer's SHA-256 cache (the user cache folder)
 ``NDNSCI_CONFIG_DIR``    publisher keys (the user config folder)
@@ -128,6 +129,13 @@ def given_catalog() -> str | None:
     """``$NDNSCI_CATALOG`` when it is set (no default: a fetch by name checks a catalog only
     when one is given), without the settings' imports."""
     return os.environ.get("NDNSCI_CATALOG") or None
+
+
+def catalog_cert() -> str | None:
+    """``$NDNSCI_CATALOG_CERT``: the TLS certificate (PEM) an https catalog must present, in
+    place of the system's CAs (a site's parts reach their catalog at its listen address, which
+    its certificate may not name; :func:`ndnsci.base.tls.pinned`). None when unset."""
+    return os.environ.get("NDNSCI_CATALOG_CERT") or None
 
 
 def native_run() -> str:

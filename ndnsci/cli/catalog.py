@@ -1,6 +1,7 @@
 """``ndnsci catalog``: run the catalog service and manage its database.
 
     ndnsci catalog serve [--db URL] [--host 127.0.0.1] [--port 8000] [--no-gateway]
+                         [--tls-cert PEM --tls-key PEM] [--workers N] [--trusted-proxies NETS]
     ndnsci catalog migrate [--db URL]
     ndnsci catalog token create NAME [--expires 90d|2027-01-31] [--db URL]
     ndnsci catalog token list [--json] [--db URL]
@@ -10,7 +11,9 @@
 
 ``serve`` also answers the ESGF search API at ``/esg-search/`` and, unless ``--no-gateway``,
 serves the published files over HTTP at ``/data/<NDN name>``, fetching them over NDN through
-the forwarder at ``NDN_CLIENT_TRANSPORT``.
+the forwarder at ``NDN_CLIENT_TRANSPORT``. With ``--tls-cert``/``--tls-key`` it speaks HTTPS
+only; ``--trusted-proxies`` names the reverse proxies whose ``X-Forwarded-For``/``-Proto`` it
+believes (nobody's by default); ``--workers N`` runs N server processes on the one port.
 
 The database defaults to a SQLite file under the user's data directory
 (``$XDG_DATA_HOME/ndnsci/catalog.db``); ``--db`` or ``NDNSCI_DB`` selects another, e.g.
@@ -25,10 +28,13 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ndnsci.cli import federation
 from ndnsci.cli._common import database_url, port_number
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 #: seconds the requests running at SIGTERM get to finish; then they are cancelled, and the
 #: process leaves without threads still busy (their transactions roll back)
@@ -60,6 +66,17 @@ def register(subparsers: Any) -> None:
     serve.add_argument(
         "--no-gateway", action="store_true", help="do not serve files over HTTP at /data/"
     )
+    serve.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate")
+    serve.add_argument("--tls-key", metavar="PEM", help="the certificate's key (no passphrase)")
+    serve.add_argument(
+        "--workers", type=workers_count, default=1, metavar="N",
+        help="server processes on the port (1-64; default 1)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--trusted-proxies", type=networks, default=(), metavar="NETS",
+        help="addresses or networks (comma-separated, e.g. 10.0.0.1,10.0.1.0/24) of reverse "
+        "proxies whose X-Forwarded-For/-Proto headers are believed (default: nobody's)",
+    )  # fmt: skip
     serve.set_defaults(func=run_serve)
 
     migrate = commands.add_parser("migrate", help="create or upgrade the database schema")
@@ -113,18 +130,51 @@ def run_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def workers_count(text: str) -> int:
+    """argparse ``type=`` of ``--workers``: 1 to 64 server processes."""
+    if not text.isdigit() or len(text) > 2 or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"not a number of processes (1-64): {text[:20]!r}")
+    return int(text)
+
+
+def networks(text: str) -> tuple[str, ...]:
+    """argparse ``type=`` of ``--trusted-proxies``: comma-separated IP addresses or networks."""
+    import ipaddress
+
+    found = tuple(item.strip() for item in text.split(",") if item.strip())
+    for item in found:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not an IP address or network: {item[:60]!r} (write e.g. 10.0.0.1 or 10.0.0.0/24)"
+            ) from None
+    return found
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from ndnsci.base import tls
     from ndnsci_catalog.config import Settings
-    from ndnsci_catalog.main import create_app
     from ndnsci_catalog.migrate import schema_behind, upgrade
-    from ndnsci_catalog.serving import protocol
+    from ndnsci_catalog.serving import BoundedHttpToolsProtocol, protocol
 
     sys.setswitchinterval(SWITCH_SECONDS)
     if args.db and (folder := _missing_sqlite_folder(str(args.db))) is not None:
         # a typo'd --db is not a new folder tree with an empty catalog in it
         print(f"ndnsci catalog serve: {folder}: no such directory (for --db)", file=sys.stderr)
+        return 2
+    if (args.tls_cert is None) != (args.tls_key is None):
+        given, missing = (
+            ("--tls-cert", "--tls-key") if args.tls_key is None else ("--tls-key", "--tls-cert")
+        )
+        print(f"ndnsci catalog serve: {given} needs {missing} too", file=sys.stderr)
+        return 2
+    if args.tls_cert is not None and (wrong := tls.problem(args.tls_cert, args.tls_key)):
+        # before the migration and the server: uvicorn would load it as it starts, and a bad
+        # one is a traceback from a process that exits
+        print(f"ndnsci catalog serve: {wrong}", file=sys.stderr)
         return 2
     settings = Settings(db=db_url(args))
     if not args.no_migrate:
@@ -140,28 +190,76 @@ def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    scheme = "https" if args.tls_cert else "http"
     print(
-        f"catalog of {_safe(settings.db)} at http://{args.host}:{args.port}/api/v1/",
+        f"catalog of {_safe(settings.db)} at {scheme}://{args.host}:{args.port}/api/v1/"
+        + (f" ({args.workers} workers)" if args.workers > 1 else ""),
         file=sys.stderr,
     )
+    if args.workers > 1:
+        # uvicorn starts each worker as a new interpreter that imports the app by name: the
+        # settings go through the catalog's own variables (NDNSCI_*), one instance for all
+        os.environ["NDNSCI_DB"] = settings.db
+        os.environ["NDNSCI_INSTANCE"] = settings.instance
+        app: Any = "ndnsci.cli.catalog:" + ("served_app_alone" if args.no_gateway else "served_app")
+        http: Any = BoundedHttpToolsProtocol  # a class by name: the workers import it
+    else:
+        app = _served(settings, gateway=not args.no_gateway)
+        http = protocol(settings.head_seconds)
+    uvicorn.run(
+        app,
+        factory=args.workers > 1,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        http=http,  # the request head bounded: size, fields, time
+        log_level="info",
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        ssl_certfile=args.tls_cert,
+        ssl_keyfile=args.tls_key,
+        # uvicorn believes 127.0.0.1 by default: a local process could claim any address
+        proxy_headers=bool(args.trusted_proxies),
+        forwarded_allow_ips=list(args.trusted_proxies),
+    )
+    _leave_busy_threads(SHUTDOWN_SECONDS)
+    return 0
+
+
+def _served(settings: Any, gateway: bool) -> FastAPI:
+    from ndnsci_catalog.main import create_app
+
     app = create_app(settings)
-    if not args.no_gateway:
+    if gateway:
         from ndnsci_catalog.gateway import quicklook
         from ndnsci_catalog.gateway.app import mount
 
         mount(app)
         quicklook.include(app)  # /api/v1/quicklook/<NDN name>: maps and global means
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        http=protocol(settings.head_seconds),  # the request head bounded: size, fields, time
-        log_level="info",
-        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
-    )
-    _leave_busy_threads(SHUTDOWN_SECONDS)
-    return 0
+    return app
+
+
+def served_app() -> FastAPI:
+    """The app of one worker of ``serve --workers N`` (uvicorn imports it by this name in each
+    worker process): settings from the ``NDNSCI_*`` variables ``serve`` set, with the gateway.
+    Each worker has its own facet index, following the one database (a search first looks
+    whether the change feed moved, so a publish through one worker is found through any)."""
+    from ndnsci_catalog.config import Settings
+    from ndnsci_catalog.serving import BoundedHttpToolsProtocol
+
+    settings = Settings()
+    BoundedHttpToolsProtocol.head_seconds = settings.head_seconds  # this worker's class
+    return _served(settings, gateway=True)
+
+
+def served_app_alone() -> FastAPI:
+    """:func:`served_app` without the gateway (``serve --no-gateway --workers N``)."""
+    from ndnsci_catalog.config import Settings
+    from ndnsci_catalog.serving import BoundedHttpToolsProtocol
+
+    settings = Settings()
+    BoundedHttpToolsProtocol.head_seconds = settings.head_seconds
+    return _served(settings, gateway=False)
 
 
 def _missing_sqlite_folder(url: str) -> str | None:

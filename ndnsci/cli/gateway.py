@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ndnsci.base.environment import settings
+    from ndnsci.base.environment import catalog_cert, settings
     from ndnsci_catalog.gateway import quicklook
     from ndnsci_catalog.gateway.app import create_app
 
@@ -45,7 +45,12 @@ def run(args: argparse.Namespace) -> int:
         f"gateway to the files of {catalog} at http://{args.host}:{args.port}/data/",
         file=sys.stderr,
     )
-    app = create_app(catalog)
+    verify: Any = True
+    if catalog.startswith("https://") and (cert := catalog_cert()) is not None:
+        from ndnsci.base import tls
+
+        verify = tls.pinned(cert)  # a site's own catalog, at an address its cert may not name
+    app = create_app(catalog, verify=verify)
     quicklook.include(app)  # /api/v1/quicklook/<NDN name>: maps and global means
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

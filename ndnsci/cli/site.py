@@ -117,4 +117,19 @@ def run(args: argparse.Namespace) -> int:
         for part, info in status["parts"].items():
             print(f"  {part:10} {info['state']:8} pid {info['pid']} since {info['since']} "
                   f"restarts {info['restarts']}")  # fmt: skip
+        if status["running"]:
+            print(f"  catalog at {status['catalog_url']}: {_catalog_health(status)}")
     return 0 if status["running"] else 3
+
+
+def _catalog_health(status: dict[str, Any]) -> str:
+    """The catalog's health in a few words: ok (and over verified TLS), or what failed."""
+    health = status["parts"].get("catalog", {}).get("health")
+    if not isinstance(health, dict):
+        return "not asked (down)"
+    if "error" in health:
+        return f"does not answer: {health['error']}"
+    said = str(health.get("status", "?"))
+    if "tls" in health:
+        said += f", https with the certificate {health['tls']['cert']} (verified)"
+    return said

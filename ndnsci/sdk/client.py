@@ -835,6 +835,19 @@ def _httpx() -> Any:
     return httpx
 
 
+def _verify(url: str) -> Any:
+    """httpx's ``verify`` for a catalog at ``url``: the certificate of ``$NDNSCI_CATALOG_CERT``
+    for an https one when it is set (a site's own parts), else the system's CAs."""
+    from ndnsci.base.environment import catalog_cert
+
+    cert = catalog_cert()
+    if cert is None or not url.startswith("https://"):
+        return True
+    from ndnsci.base import tls
+
+    return tls.pinned(cert)
+
+
 def _page_size(requested: int) -> int:
     return max(1, min(requested, 1000))  # the catalog's own cap
 
@@ -883,8 +896,9 @@ class Catalog(_BaseCatalog):
         client = _httpx()  # first: without httpx, say what to install before anything else
         super().__init__(url, page_size, token)
         self._http: httpx.Client = client.Client(
-            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
-        )
+            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True,
+            verify=_verify(self.url),
+        )  # fmt: skip
 
     def __enter__(self) -> Catalog:
         return self
@@ -1211,8 +1225,9 @@ class AsyncCatalog(_BaseCatalog):
         client = _httpx()  # first: without httpx, say what to install before anything else
         super().__init__(url, page_size, token)
         self._http: httpx.AsyncClient = client.AsyncClient(
-            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True
-        )
+            base_url=self.url + API, timeout=timeout, transport=transport, follow_redirects=True,
+            verify=_verify(self.url),
+        )  # fmt: skip
 
     async def __aenter__(self) -> AsyncCatalog:
         return self

@@ -397,6 +397,12 @@ class _Build:
         if (cert is None) != (tls_key is None):
             missing = "tls_key" if tls_key is None else "tls_cert"
             raise c.fail(f"catalog.{missing}", "missing: TLS needs both tls_cert and tls_key")
+        if cert is not None and tls_key is not None:
+            from ndnsci.base import tls
+
+            if (wrong := tls.problem(cert, tls_key)) is not None:  # as the server would load it
+                where = "catalog.tls_key" if wrong.file == "key" else "catalog.tls_cert"
+                raise c.fail(where, f"{wrong}: write the paths of a PEM certificate and its key")
         origins = c.strings(t.get("allowed_origins", []), "catalog.allowed_origins")
         for i, origin in enumerate(origins):
             if origin != "*" and not re.match(r"^https?://[^/\s]+$", origin):

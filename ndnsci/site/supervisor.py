@@ -28,12 +28,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ndnsci.base import processes
 from ndnsci.errors import ForwarderError, StackError
 from ndnsci.site.config import SiteConfig
 from ndnsci.site.stack import ensure_key
+
+if TYPE_CHECKING:
+    import httpx
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -66,6 +69,8 @@ class SiteState:
     transport: str = ""
     instance: str = ""
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the certificate the catalog serves HTTPS with ('' for HTTP): what its health checks trust
+    tls_cert: str = ""
 
 
 def state_path(config: SiteConfig) -> Path:
@@ -149,6 +154,8 @@ class Supervisor:
         self._stop = False
         self._env: dict[str, str] = {}
         self.since = time.time()
+        #: why the catalog's last health check failed ('' until one did)
+        self.health_said = ""
 
     def say(self, text: str) -> None:
         if self.log is not None:
@@ -167,6 +174,7 @@ class Supervisor:
             transport=self.transport,
             instance=self.instance,
             parts={p.name: dataclasses.asdict(p.state) for p in self.parts},
+            tls_cert=str(self.config.catalog.tls_cert or ""),
         )
         processes.save_state(state_path(self.config), state)
 
@@ -203,15 +211,13 @@ class Supervisor:
                      "XDG_STATE_HOME": str(self.dir / "xdg")}  # fmt: skip
         self._env.update(self._key_env())
         self.transport = self._env["NDN_CLIENT_TRANSPORT"]
+        if c.catalog.tls_cert is not None:  # the producers and the gateway trust it alone
+            self._env["NDNSCI_CATALOG_CERT"] = str(c.catalog.tls_cert)
         self.parts.append(_Part("forwarder", None, lambda: True))
         port = c.catalog.listen.port or processes.free_port()
-        self.catalog_url = f"http://{c.catalog.listen.host}:{port}"
-        catalog = _Part(
-            "catalog",
-            ["catalog", "serve", "--db", c.catalog.db, "--host", c.catalog.listen.host,
-             "--port", str(port)],
-            self._healthy,
-        )  # fmt: skip
+        scheme = "https" if c.catalog.tls_cert else "http"
+        self.catalog_url = f"{scheme}://{_url_host(c.catalog.listen.host)}:{port}"
+        catalog = _Part("catalog", self._catalog_argv(port), self._healthy)
         catalog.state.port = port
         self.parts.append(catalog)
         for index, root in enumerate(c.data):
@@ -265,6 +271,19 @@ class Supervisor:
             parts.append(_Part("replicas", argv, processes.log_says(log, " on unix://", " on tcp")))
         return parts
 
+    def _catalog_argv(self, port: int) -> list[str]:
+        """``ndnsci catalog serve`` as the configuration's [catalog] asks (its origins go by
+        ``NDNSCI_CORS_ORIGINS``, see :meth:`_launch`)."""
+        c = self.config.catalog
+        argv = ["catalog", "serve", "--db", c.db, "--host", c.listen.host, "--port", str(port)]
+        if c.workers > 1:
+            argv += ["--workers", str(c.workers)]
+        if c.tls_cert is not None and c.tls_key is not None:
+            argv += ["--tls-cert", str(c.tls_cert), "--tls-key", str(c.tls_key)]
+        if c.trusted_proxies:
+            argv += ["--trusted-proxies", ",".join(c.trusted_proxies)]
+        return argv
+
     def _key_env(self) -> dict[str, str]:
         config = self.dir / "config"
         keys = config / "keys"
@@ -313,13 +332,21 @@ class Supervisor:
                 raise StackError(f"`ndnsci {' '.join(step[:3])}` failed: {proc.stderr.strip()}")
 
     def _healthy(self) -> bool:
+        """The catalog answers /health as the instance started; else why not, kept in
+        ``health_said`` for the message of a catalog that never gets ready (a certificate
+        its own check refuses, e.g. an expired one, says so there and nowhere else)."""
         import httpx
 
         try:
-            response = httpx.get(f"{self.catalog_url}/api/v1/health", timeout=1.0)
-            return response.is_success and response.json().get("instance") == self.instance
-        except (httpx.HTTPError, ValueError, AttributeError):
+            response = _ask_health(self.catalog_url, self.config.catalog.tls_cert, 1.0)
+            answer = response.json() if response.is_success else {}
+        except (httpx.HTTPError, ValueError) as exc:
+            self.health_said = f"{type(exc).__name__}: {exc}"
             return False
+        if not isinstance(answer, dict) or answer.get("instance") != self.instance:
+            self.health_said = f"{response.status_code}, not the instance started"
+            return False
+        return True
 
     def _launch(self, part: _Part) -> None:
         log = self.dir / f"{part.name}.log"
@@ -370,8 +397,13 @@ class Supervisor:
                     f"{processes.tail(Path(part.state.log))}"
                 )
             if time.monotonic() > deadline or self._stop:
+                said = (
+                    f" (its health check: {self.health_said})"
+                    if part.name == "catalog" and self.health_said
+                    else ""
+                )
                 raise StackError(
-                    f"the {part.name} was not ready within {START_TIMEOUT:.0f} s:\n"
+                    f"the {part.name} was not ready within {START_TIMEOUT:.0f} s{said}:\n"
                     f"{processes.tail(Path(part.state.log))}"
                 )
             time.sleep(0.1)
@@ -481,13 +513,41 @@ def status(config: SiteConfig) -> dict[str, Any]:
     }
 
 
+def _url_host(host: str) -> str:
+    """The host of a URL to a server listening on ``host``: an address of every interface is
+    asked on loopback, an IPv6 one in brackets."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def _ask_health(url: str, cert: str | os.PathLike[str] | None, timeout: float) -> httpx.Response:
+    """``GET /api/v1/health`` of the catalog at ``url``; over https, trusting ``cert`` alone:
+    the server must present the certificate it was configured with, self-signed or not."""
+    import httpx
+
+    verify: Any = True
+    if cert and url.startswith("https://"):
+        from ndnsci.base import tls
+
+        verify = tls.pinned(cert)
+    return httpx.get(f"{url}/api/v1/health", timeout=timeout, verify=verify)
+
+
 def _health(name: str, state: SiteState, part: PartState) -> Any:
     if name == "catalog":
         import httpx
 
         try:
-            answer = httpx.get(f"{state.catalog_url}/api/v1/health", timeout=2.0)
-            return answer.json() if answer.is_success else {"status": answer.status_code}
+            answer = _ask_health(state.catalog_url, state.tls_cert or None, 2.0)
+            if not answer.is_success:
+                return {"status": answer.status_code}
+            found = answer.json()
+            if state.tls_cert:  # asked over https: the server presented that certificate
+                found["tls"] = {"cert": state.tls_cert, "verified": True}
+            return found
         except (httpx.HTTPError, ValueError) as exc:
             return {"error": str(exc)}
     if name == "forwarder":

@@ -14,7 +14,7 @@ import pytest
 from ndnsci.cli import main
 from ndnsci.errors import SiteConfigError
 from ndnsci.site import config as site_config
-from tests.support import CLI
+from tests.support import CLI, make_certificate
 
 GOOD_KEY = "ab" * 32
 
@@ -23,8 +23,10 @@ GOOD_KEY = "ab" * 32
 def site(tmp_path: Path) -> Path:
     """A folder with a data root, a certificate pair and a private key beside the TOML."""
     (tmp_path / "data").mkdir()
-    (tmp_path / "cert.pem").write_text("cert")
-    (tmp_path / "tls.key").write_text("key")
+    cert, key = make_certificate(tmp_path)
+    cert.rename(tmp_path / "cert.pem")
+    key.rename(tmp_path / "tls.key")
+    make_certificate(tmp_path, "other")  # other.crt, other.key: not the pair of cert.pem
     key = tmp_path / "site.pem"
     key.write_text(
         "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n"
@@ -170,6 +172,18 @@ BAD = {
         3,
         "catalog.tls_key",
         "TLS needs both",
+    ),
+    "mismatched-tls-key": (
+        HEAD + '[catalog]\ntls_cert = "cert.pem"\ntls_key = "other.key"\n',
+        5,
+        "catalog.tls_key",
+        "is not the key of the certificate",
+    ),
+    "tls-cert-not-pem": (
+        HEAD + '[catalog]\ntls_cert = "junk.key"\ntls_key = "tls.key"\n',
+        4,
+        "catalog.tls_cert",
+        "is not a PEM certificate",
     ),
     "origin": (
         HEAD + '[catalog]\nallowed_origins = ["portal.example.org/x"]\n',

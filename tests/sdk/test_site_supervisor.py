@@ -82,3 +82,56 @@ def test_logs_and_status_of_a_site_that_is_not_running(
     assert '"running": false' in capsys.readouterr().out
     assert main(["site", "down", "-c", str(path)]) == 0
     assert capsys.readouterr().out == "site t: not running\n"
+
+
+def test_the_catalogs_health_check_trusts_the_configured_certificate_alone(
+    tmp_path: Path,
+) -> None:
+    """Over https the supervisor's readiness check takes the answer of a server presenting the
+    configured certificate (whatever host it names), refuses one presenting another, and says
+    why: the message of a catalog that never gets ready carries it."""
+    import json
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests.support import make_certificate
+
+    served, served_key = make_certificate(tmp_path, "served", names="DNS:catalog.example.org")
+    other, other_key = make_certificate(tmp_path, "other")
+    instance = {"id": ""}
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"status": "ok", "instance": instance["id"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(served, served_key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for cert, key, ready in ((served, served_key, True), (other, other_key, False)):
+            path = tmp_path / "site.toml"
+            path.write_text(
+                f'[site]\nname = "t"\nstate_dir = "{tmp_path / "state"}"\n'
+                f'[catalog]\ntls_cert = "{cert}"\ntls_key = "{key}"\n'
+            )
+            sup = Supervisor(site_config.load(path, check_ports=False))
+            instance["id"] = sup.instance
+            sup.catalog_url = f"https://127.0.0.1:{server.server_address[1]}"
+            assert sup._healthy() is ready
+            if not ready:
+                assert "CERTIFICATE_VERIFY_FAILED" in sup.health_said, sup.health_said
+    finally:
+        server.shutdown()
+        server.server_close()

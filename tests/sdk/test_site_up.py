@@ -16,7 +16,7 @@ import pytest
 
 from ndnsci.base import processes
 from ndnsci.site import supervisor
-from tests.support import run_cli
+from tests.support import make_certificate, run_cli, wait_for
 
 RESTART_BUDGET = 10.0  # the issue's figure: a killed part is running again within 10 s
 UP_BUDGET = 120.0  # a restarted catalog answering its health check, on a loaded machine
@@ -141,3 +141,83 @@ def test_a_site_comes_up_is_supervised_and_goes_down(site_file: Path, tmp_path: 
     assert [pid for group in groups for pid in supervisor.group_members(group)] == []
     assert status(site_file)["running"] is False
     assert not (tmp_path / "state" / "site.json").exists()
+
+
+def test_a_site_serves_its_catalog_over_tls_with_workers_proxies_and_origins(
+    tmp_path: Path, sample_dir: Path, ndnd_binary: Path
+) -> None:
+    """[catalog] tls_cert/tls_key, workers, trusted_proxies and allowed_origins, applied: the
+    catalog speaks https only, with the certificate the test made; its producer and the
+    gateway read it over https; two server processes answer; a trusted proxy's
+    X-Forwarded-For is believed; a preflight from the allowed origin is answered."""
+    import ssl
+
+    import httpx
+
+    cert, key = make_certificate(tmp_path)
+    config = tmp_path / "site.toml"
+    config.write_text(
+        f'[site]\nname = "tlssite"\nstate_dir = "{tmp_path / "state"}"\n\n'
+        f'[catalog]\nlisten = "127.0.0.1:0"\nworkers = 2\ntls_cert = "{cert}"\n'
+        f'tls_key = "{key}"\nallowed_origins = ["https://portal.example.org"]\n'
+        f'trusted_proxies = ["127.0.0.1"]\n\n'
+        f'[[data]]\npath = "{sample_dir}"\n\n'
+        f'[gateway]\nenabled = true\nlisten = "127.0.0.1:0"\n'
+    )
+    os.environ["NDND"] = str(ndnd_binary)
+    try:
+        up = run_cli("site", "up", "--detach", "-c", str(config), timeout=600)
+        log = tmp_path / "state" / "supervisor.log"
+        assert up.returncode == 0, up.stderr + (log.read_text() if log.exists() else "")
+        now = status(config)
+        url = now["catalog_url"]
+        assert url.startswith("https://127.0.0.1:")
+        catalog = now["parts"]["catalog"]
+        assert catalog["state"] == "up"
+        assert catalog["health"]["status"] == "ok"
+        assert catalog["health"]["tls"] == {"cert": str(cert), "verified": True}
+        assert now["parts"]["producer"]["health"]["files"] > 0  # read the catalog over https
+        shown = run_cli("site", "status", "-c", str(config))
+        assert f"catalog at {url}: ok, https with the certificate {cert} (verified)" in shown.stdout
+
+        trusted = ssl.create_default_context(cafile=str(cert))
+        health = httpx.get(url + "/api/v1/health", verify=trusted, timeout=10)
+        assert health.status_code == 200
+        with pytest.raises(httpx.TransportError):
+            httpx.get(url.replace("https://", "http://") + "/api/v1/health", timeout=10)
+
+        preflight = httpx.options(
+            url + "/api/v1/search", verify=trusted, timeout=10,
+            headers={"Origin": "https://portal.example.org",
+                     "Access-Control-Request-Method": "GET"},
+        )  # fmt: skip
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://portal.example.org"
+
+        forwarded = httpx.get(
+            url + "/api/v1/export/intake-esm", verify=trusted, timeout=10,
+            headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "http"},
+        )  # fmt: skip
+        assert forwarded.json()["catalog_file"].startswith("http://127.0.0.1:")  # believed
+        catalog_log = Path(catalog["log"])
+        wait_for(lambda: "203.0.113.9:0 - " in catalog_log.read_text(), 10,
+                 "the forwarded client in the catalog's log")  # fmt: skip
+        text = catalog_log.read_text()
+        assert text.count("Started server process [") == 2, text
+        assert "(2 workers)" in text
+
+        # the gateway looks names up in the catalog over https (NDNSCI_CATALOG_CERT), then
+        # fetches the bytes over NDN
+        found = httpx.get(url + "/api/v1/search", params={"limit": 1}, verify=trusted, timeout=30)
+        name = found.json()["results"][0]["name"]
+        gateway = f"http://127.0.0.1:{now['parts']['gateway']['port']}"
+        head = httpx.get(gateway + "/data" + name, headers={"Range": "bytes=0-99"}, timeout=120)
+        assert head.status_code == 206, head.text
+        assert len(head.content) == 100
+        workers = supervisor.group_members(catalog["pid"])
+        assert len(workers) >= 3, workers  # uvicorn's parent and its two workers, at least
+    finally:
+        down = run_cli("site", "down", "-c", str(config), timeout=120)
+    assert down.returncode == 0, down.stderr
+    assert status(config)["running"] is False
+    assert supervisor.group_members(catalog["pid"]) == []  # no worker left behind

@@ -310,13 +310,14 @@ def mount(app: FastAPI, source: Source | None = None) -> None:
     app.router.routes[:0] = added
 
 
-def create_app(catalog_url: str, source: Source | None = None) -> FastAPI:
-    """The gateway alone, for a catalog elsewhere (``ndnsci gateway --catalog URL``)."""
+def create_app(catalog_url: str, source: Source | None = None, verify: Any = True) -> FastAPI:
+    """The gateway alone, for a catalog elsewhere (``ndnsci gateway --catalog URL``);
+    ``verify``: httpx's, for an https catalog (a context trusting its certificate)."""
     import httpx
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
-        async with httpx.AsyncClient(timeout=30.0) as client:
+        async with httpx.AsyncClient(timeout=30.0, verify=verify) as client:
             app.state.gateway = Gateway(api_lookup(catalog_url, client), source or Source())
             yield
 
