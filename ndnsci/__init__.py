@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ndnsci.sdk.quicklook import quicklook
     from ndnsci.sdk.report import FetchReport, Interrupted, Outcome
     from ndnsci.sdk.sample import make_sample
-    from ndnsci.sdk.transfer import Transfer, TransferFile, TransferStatus
+    from ndnsci.sdk.transfer import AsyncTransfer, Transfer, TransferFile, TransferStatus
     from ndnsci.site.stack import LocalStack
     from ndnsci_translators import Translation, reverse, translate
 
@@ -62,7 +62,7 @@ _LAZY = {
     ".sdk.quicklook": "quicklook",
     ".sdk.report": "FetchReport Interrupted Outcome",
     ".sdk.sample": "make_sample",
-    ".sdk.transfer": "Transfer TransferFile TransferStatus",
+    ".sdk.transfer": "AsyncTransfer Transfer TransferFile TransferStatus",
     ".site.stack": "LocalStack",
     # the translators' registry reads entry points (importlib.metadata): ~25 ms a `ndnsci
     # fetch` does not need before its first byte
@@ -89,6 +89,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncCatalog",
     "AsyncSearchResults",
+    "AsyncTransfer",
     "Catalog",
     "Changes",
     "FetchReport",

@@ -270,18 +270,10 @@ class ErrorResponse(BaseModel):
 # --- transfer jobs ------------------------------------------------------------------------------
 
 
-class TransferRequest(BaseModel):
+class TransferRequest(ManifestRequest):
     """A new transfer job: the files (``names`` or a ``search``, as for a manifest) and the
     folder at the site they go to."""
 
-    names: list[str] | None = Field(
-        default=None, description="NDN names (at most max_manifest_names of GET /limits)"
-    )
-    search: str | None = Field(
-        default=None,
-        max_length=8192,
-        description="a /search query string, e.g. 'model=HadCM3&variable=tas'",
-    )
     destination: str = Field(
         max_length=1024,
         description="a folder relative to the site's transfer root; each file goes to its "
@@ -292,12 +284,6 @@ class TransferRequest(BaseModel):
         description="auto (NDN-DPDK where the native plane reaches the name, else ndnsci's "
         "own), python or ndn-dpdk",
     )
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> TransferRequest:
-        if (self.names is None) == (self.search is None):
-            raise ValueError("give exactly one of 'names' or 'search'")
-        return self
 
 
 class TransferCounts(BaseModel):

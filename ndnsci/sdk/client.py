@@ -44,7 +44,7 @@ from ndnsci.sdk.publish import (
     PublishReport,
     interpret,
 )
-from ndnsci.sdk.transfer import Transfer, TransferFile, TransferStatus
+from ndnsci.sdk.transfer import AsyncTransfer, Transfer, TransferFile, TransferStatus
 
 if TYPE_CHECKING:
     import asyncio
@@ -635,7 +635,8 @@ class _Api:
             params["offset"] += len(page)
 
     def transfer_action(self, job_id: int, action: str, token: str | None) -> Plan[TransferStatus]:
-        headers = _auth_headers(token, self.url, f"{action}ing a transfer")
+        doing = {"cancel": "cancelling", "retry": "retrying"}[action]
+        headers = _auth_headers(token, self.url, f"{doing} a transfer")
         method, path = ("DELETE", "") if action == "cancel" else ("POST", "/retry")
         call = _Call(
             method, f"transfers/{int(job_id)}{path}", headers=headers,
@@ -725,21 +726,15 @@ PIPELINE = 2
 
 
 def _token_headers(token: str | None, base: str) -> dict[str, str]:
-    token = token or settings().token
-    if not token:
-        raise CatalogError(
-            f"publishing to {base} needs a token (`ndnsci catalog token create NAME` on the "
-            "catalog's host): pass token=, or set NDNSCI_TOKEN",
-            url=base,
-        )
-    return {"Authorization": f"Bearer {token}", "Content-Type": "application/x-ndjson"}
+    headers = _auth_headers(token, base, "publishing")
+    return {**headers, "Content-Type": "application/x-ndjson"}
 
 
 def _auth_headers(token: str | None, base: str, what: str) -> dict[str, str]:
     token = token or settings().token
     if not token:
         raise CatalogError(
-            f"{what} at {base} needs a token (`ndnsci catalog token create NAME` on the "
+            f"{what} to {base} needs a token (`ndnsci catalog token create NAME` on the "
             "catalog's host): pass token=, or set NDNSCI_TOKEN",
             url=base,
         )
@@ -1187,15 +1182,19 @@ class Catalog(_BaseCatalog):
         return self._run(self._api.transfers(owner, limit))
 
     def transfer_status(self, job_id: int) -> TransferStatus:
+        """One job's status (NotInCatalogError: there is no such job)."""
         return self._run(self._api.transfer_status(job_id))
 
     def transfer_files(self, job_id: int, state: str | None = None) -> list[TransferFile]:
+        """A job's files in order (those in ``state`` when given), each with its last error."""
         return self._run(self._api.transfer_files(job_id, state))
 
     def cancel_transfer(self, job_id: int, *, token: str | None = None) -> TransferStatus:
+        """Stop a job: its waiting files at once, its running ones within a second or two."""
         return self._run(self._api.transfer_action(job_id, "cancel", token or self.token))
 
     def retry_transfer(self, job_id: int, *, token: str | None = None) -> TransferStatus:
+        """Put a job's failed and cancelled files back, their attempts counted afresh."""
         return self._run(self._api.transfer_action(job_id, "retry", token or self.token))
 
 
@@ -1399,6 +1398,40 @@ class AsyncCatalog(_BaseCatalog):
             MissingDependencyError: intake-esm (or pandas) is not installed.
         """
         return await self._arun(self._api.to_intake_esm(scheme, local))
+
+    # transfer jobs ------------------------------------------------------------------------------
+
+    async def transfer(
+        self,
+        what: AsyncSearchResults | Query | str | Iterable[str],
+        destination: str,
+        *,
+        engine: str = "auto",
+        token: str | None = None,
+    ) -> AsyncTransfer:
+        """:meth:`Catalog.transfer`."""
+        plan = self._api.transfer(what, destination, engine, token or self.token)
+        return AsyncTransfer(self, (await self._arun(plan)).id)
+
+    async def transfers(self, owner: str | None = None, limit: int = 100) -> list[TransferStatus]:
+        """:meth:`Catalog.transfers`."""
+        return await self._arun(self._api.transfers(owner, limit))
+
+    async def transfer_status(self, job_id: int) -> TransferStatus:
+        """:meth:`Catalog.transfer_status`."""
+        return await self._arun(self._api.transfer_status(job_id))
+
+    async def transfer_files(self, job_id: int, state: str | None = None) -> list[TransferFile]:
+        """:meth:`Catalog.transfer_files`."""
+        return await self._arun(self._api.transfer_files(job_id, state))
+
+    async def cancel_transfer(self, job_id: int, *, token: str | None = None) -> TransferStatus:
+        """:meth:`Catalog.cancel_transfer`."""
+        return await self._arun(self._api.transfer_action(job_id, "cancel", token or self.token))
+
+    async def retry_transfer(self, job_id: int, *, token: str | None = None) -> TransferStatus:
+        """:meth:`Catalog.retry_transfer`."""
+        return await self._arun(self._api.transfer_action(job_id, "retry", token or self.token))
 
 
 async def _aiter(records: Iterable[Any] | AsyncIterable[Any]) -> AsyncIterator[Any]:

@@ -8,8 +8,9 @@ the caller: a notebook may submit a 2 TB job, close, and look at it the next day
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -159,3 +160,62 @@ class Transfer:
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"transfer job {self.id} still {now.state}: {now.summary()}")
             time.sleep(poll if deadline is None else min(poll, max(deadline - time.monotonic(), 0)))
+
+
+class _AsyncJobs(Protocol):
+    """What an async handle asks of its catalog (:class:`ndnsci.AsyncCatalog`)."""
+
+    url: str
+
+    def transfer_status(self, job_id: int) -> Awaitable[TransferStatus]: ...
+
+    def transfer_files(
+        self, job_id: int, state: str | None = None
+    ) -> Awaitable[list[TransferFile]]: ...
+
+    def cancel_transfer(self, job_id: int) -> Awaitable[TransferStatus]: ...
+
+    def retry_transfer(self, job_id: int) -> Awaitable[TransferStatus]: ...
+
+
+class AsyncTransfer:
+    """:class:`Transfer` for asyncio code: the same methods, awaited."""
+
+    def __init__(self, catalog: _AsyncJobs, job_id: int) -> None:
+        self.catalog = catalog
+        self.id = job_id
+
+    def __repr__(self) -> str:
+        return f"AsyncTransfer({self.catalog.url!r}, {self.id})"
+
+    async def status(self) -> TransferStatus:
+        return await self.catalog.transfer_status(self.id)
+
+    async def files(self, state: str | None = None) -> list[TransferFile]:
+        return await self.catalog.transfer_files(self.id, state)
+
+    async def cancel(self) -> TransferStatus:
+        return await self.catalog.cancel_transfer(self.id)
+
+    async def retry(self) -> TransferStatus:
+        return await self.catalog.retry_transfer(self.id)
+
+    async def wait(
+        self,
+        timeout: float | None = None,
+        *,
+        poll: float = 1.0,
+        progress: Callable[[TransferStatus], None] | None = None,
+    ) -> TransferStatus:
+        """:meth:`Transfer.wait`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            now = await self.status()
+            if progress is not None:
+                progress(now)
+            if now.ended:
+                return now
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"transfer job {self.id} still {now.state}: {now.summary()}")
+            left = poll if deadline is None else min(poll, max(deadline - time.monotonic(), 0))
+            await asyncio.sleep(left)

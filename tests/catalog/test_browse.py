@@ -153,5 +153,7 @@ def test_openapi_has_stable_operation_ids(client):
         "search", "autocomplete", "browse_tree", "get_file", "retract_file", "create_manifest",
         "publish_records", "list_changes", "export_intake_esm", "export_intake_esm_csv",
         "health", "limits", "stats", "esgf_search", "esgf_wget", "export_intake_esm_scheme_csv",
-        "list_sites", "get_change_batch", "list_conflicts",
+        "list_sites", "get_change_batch", "list_conflicts", "submit_transfer", "list_transfers",
+        "get_transfer", "list_transfer_files", "cancel_transfer", "retry_transfer",
+        "transfer_events",
     }  # fmt: skip

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import run_cli, wait_for
+from support import changed_in_place, run_cli, wait_for
 
 import ndnsci
 from ndnsci.errors import DownloadError, InvalidNameError, ManifestError, NotFoundError
@@ -105,18 +105,6 @@ def test_hostile_names_never_escape(published, tmp_path):
     with pytest.raises(NotFoundError):  # '......' is the file '...': asked for, not served
         fetch_file(f"{directory}/......", str(tmp_path))
     assert not list(tmp_path.glob("passwd*"))
-
-
-def changed_in_place(path: Path, offset: int = 5000) -> None:
-    """16 other bytes at ``offset``, the size and the old mtime kept (``touch -d``)."""
-    st = path.stat()
-    with path.open("r+b") as f:
-        f.seek(offset)
-        old = f.read(16)
-        f.seek(offset)
-        f.write(bytes(b ^ 0xFF for b in old))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
 
 
 def test_a_file_changed_in_place_is_not_served_and_the_producer_says_so(published, tmp_path):

@@ -6,6 +6,7 @@ changed at the producer (refused, retried, reported with its reason), a cancel a
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import shutil
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CLI, run_cli, wait_for
+from support import CLI, changed_in_place, run_cli, wait_for
 
 import ndnsci
 from ndnsci.errors import CatalogError
@@ -93,24 +94,13 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def changed_in_place(path: Path, offset: int = 20_000) -> None:
-    """16 other bytes at ``offset``, the size and the old mtime kept (``touch -d``)."""
-    st = path.stat()
-    with path.open("r+b") as f:
-        f.seek(offset)
-        old = f.read(16)
-        f.seek(offset)
-        f.write(bytes(b ^ 0xFF for b in old))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-
-
 def test_a_job_of_50_files_survives_kills_and_reports_the_file_it_cannot_verify(
     site: Any, tmp_path: Path
 ) -> None:
     catalog = ndnsci.Catalog(site.catalog_url, token=site.token)
     origin = site.data / lfn(CHANGED)
     kept = origin.read_bytes()
-    changed_in_place(origin)
+    changed_in_place(origin, 20_000)
     job = catalog.transfer([name_of(n) for n in range(FILES)], "replica/cms", engine="python")
     first = job.status()
     assert (first.state, first.files, first.counts["pending"]) == ("queued", FILES, FILES)
@@ -216,6 +206,17 @@ def test_the_command_line_submits_follows_and_lists_a_job(site: Any, tmp_path: P
     assert unknown.returncode == 2 and "no transfer job 999999" in unknown.stderr
     with pytest.raises(CatalogError, match="needs a token"):
         ndnsci.Catalog(site.catalog_url, token="").transfer([name_of(1)], "x")
+
+    async def through_asyncio() -> tuple[Any, Any, Any]:
+        async with ndnsci.AsyncCatalog(site.catalog_url) as cat:
+            newest = (await cat.transfers(limit=1))[0]
+            handle = ndnsci.AsyncTransfer(cat, newest.id)
+            return newest, await handle.wait(timeout=5), await handle.files()
+
+    newest, waited, files = asyncio.run(through_asyncio())
+    assert newest.destination == "cli" and waited == newest
+    assert [f.name for f in files] == [name_of(1), name_of(2)]
+    assert {f.state for f in files} == {"done"}
 
 
 def test_a_copy_is_a_replica_the_catalog_knows_and_serves_when_the_origin_is_stopped(
