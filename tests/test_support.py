@@ -72,8 +72,10 @@ if how == "code":
 if how == "thread":  # a thread the interpreter waits for at exit, and an atexit hook
     atexit.register(lambda: print("atexit ran", flush=True))
     threading.Thread(target=lambda: (time.sleep(0.2), print("thread done"))).start()
-if how == "thread-raises":
-    threading.Thread(target=lambda: 1 / 0).start()
+if how == "thread-raises":  # joined: its traceback comes before "end"
+    failing = threading.Thread(target=lambda: 1 / 0)
+    failing.start()
+    failing.join()
 if how == "signal":
     os.kill(os.getpid(), signal.SIGTERM)
 if how == "hang":
