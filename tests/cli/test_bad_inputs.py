@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CLI_COMMANDS, CliForkServer
+from support import CLI_COMMANDS, CliForkServer, run_cli
 
 MISSING = "/nonexistent-ndnsci/folder/file"
 NOWHERE = "http://127.0.0.1:9"  # nothing listens on the discard port
@@ -209,3 +209,22 @@ def test_a_count_that_is_not_one_is_refused_before_any_work(cli, files, case):
     done = cli(*_argv(case, files), timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "not a count (0 to 1000000000)" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "catalog migrate --db TEXT",  # the catalog's libraries, from the larger server
+        "publish DIR --jobs -1 --db DB",
+        "inspect TRUNCATED",  # netCDF, from the smaller one
+        "fetch --window HUGE /a/b",  # argparse's own exit
+    ],
+)
+def test_a_forked_case_ends_as_a_new_interpreter_does(cli, files, case):
+    """What the table above relies on, for a few of its cases (all 112 compared alike on
+    2026-12-02, DEVELOPERS.md): the same exit status, stdout and stderr as ``run_cli``'s."""
+    argv = _argv(case, files)
+    forked, fresh = cli(*argv, timeout=60), run_cli(*argv, timeout=60)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        fresh.returncode, fresh.stdout, fresh.stderr
+    )  # fmt: skip
