@@ -100,6 +100,8 @@ SYSTEM: dict[str, str] = {
     ),
     "tests/catalog/test_publish_http.py::test_the_server_starts_its_preparing_process_with_"
     "itself_and_joins_it_at_exit": "a `catalog serve` process and its preparing process",
+    "tests/catalog/test_publish_http.py::test_a_server_whose_port_is_taken_before_it_binds_"
+    "it_starts_on_another": "`catalog serve` processes, the first on a port already taken",
     "tests/catalog/test_publish_http.py::test_a_catalog_killed_during_a_publish_is_a_clear_"
     "error_and_keeps_what_was_published": "a `catalog serve` process, killed during a publish",
 }

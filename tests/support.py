@@ -4,7 +4,11 @@ one the stack uses); the forwarder fixtures (``fw``, ``make_forwarder``) are in 
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ndnsci.base.processes import free_port
+from ndnsci.cli import COMMANDS
 from ndnsci.errors import NotFoundError
 from ndnsci.ndn import forwarder
 
@@ -41,6 +46,109 @@ def run_cli(
         cwd=cwd,
         env={**os.environ, **(env or {})},
     )
+
+
+# What CliForkServer imports before it forks: the command line and every command's module,
+# then also the libraries the commands import when they run (most of a catalog command's ~2 s
+# start; but a child of a server that has them takes ~0.2 s more to end: more to tear down).
+CLI_COMMANDS = ["ndnsci.cli", *COMMANDS.values()]
+CLI_PRELOAD = [
+    *CLI_COMMANDS,
+    "sqlalchemy",
+    "uvicorn",
+    "ndnsci_catalog.config",
+    "ndnsci_catalog.database",
+    "ndnsci_catalog.main",
+    "ndnsci_catalog.migrate",
+    "ndnsci_catalog.tokens",
+    "ndnsci_catalog.sites",
+    "ndnsci_catalog.federation.service",
+    "ndnsci_catalog.federation.mirror",
+    "ndnsci_catalog.gateway.app",
+    "ndnsci.sdk.client",
+    "ndnsci.sdk.fetch",
+    "ndnsci_translators.netcdf",
+    "netCDF4",
+]
+
+
+class CliForkServer:
+    """``run_cli`` without a new interpreter's start each time: ``start`` launches
+    tests/cli_forkserver.py, which imports ``preload`` once and forks a child per ``run``, in
+    which ``python -m ndnsci ARGS`` runs as in a fresh process (its exit, traceback, shutdown;
+    stdin /dev/null, stdout and stderr captured). For a module of many short commands
+    (tests/cli/test_bad_inputs.py: ~60 s less). The environment is this process's as it was at
+    ``start``: what is not the same for every run wants ``run_cli``."""
+
+    def __init__(self, directory: Path, preload: list[str] | None = None) -> None:
+        self.directory = directory
+        self.preload = CLI_PRELOAD if preload is None else preload
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.runs = itertools.count()
+
+    def start(self, timeout: float = 60) -> CliForkServer:
+        tests = str(Path(__file__).parent)
+        boot = (
+            f"import sys; sys.path.insert(0, {tests!r}); import cli_forkserver; del sys.path[0]; "
+            f"cli_forkserver.serve({self.preload!r}); "
+            "import runpy; runpy.run_module('ndnsci', run_name='__main__', alter_sys=True)"
+        )
+        self.log = self.directory / "forkserver.log"
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=log, bufsize=0,  # unbuffered: select() sees every reply not yet read
+            )  # fmt: skip
+        if self._reply(timeout) != "ready":
+            raise RuntimeError("the fork server did not start")
+        return self
+
+    def run(
+        self, *args: str, timeout: float = 120, cwd: str | Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``ndnsci ARGS`` in a forked child: what ``run_cli(*args, timeout=..., cwd=...)`` returns
+        (exit status negative for a signal; ``subprocess.TimeoutExpired`` once it is killed)."""
+        assert self.proc is not None and self.proc.stdin is not None
+        n = next(self.runs)
+        out, err = self.directory / f"{n}.out", self.directory / f"{n}.err"
+        request = {"argv": list(args), "cwd": str(cwd or os.getcwd()), "stdin": os.devnull,
+                   "stdout": str(out), "stderr": str(err)}  # fmt: skip
+        line = memoryview(json.dumps(request).encode() + b"\n")
+        while line:
+            line = line[os.write(self.proc.stdin.fileno(), line) :]
+        pid = int(self._reply(10))
+        try:
+            status = int(self._reply(timeout))
+        except subprocess.TimeoutExpired:
+            os.kill(pid, signal.SIGKILL)
+            self._reply(10)
+            raise subprocess.TimeoutExpired(
+                [*CLI, *args], timeout, out.read_text(), err.read_text()
+            ) from None
+        return subprocess.CompletedProcess(
+            [*CLI, *args], os.waitstatus_to_exitcode(status), out.read_text(), err.read_text()
+        )
+
+    def _reply(self, timeout: float) -> str:
+        assert self.proc is not None and self.proc.stdout is not None
+        if not select.select([self.proc.stdout], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired("the fork server's reply", timeout)
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait(10)
+            raise RuntimeError(f"the fork server exited:\n{self.log.read_text()[-3000:]}")
+        return line.decode().strip()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            assert self.proc.stdin is not None and self.proc.stdout is not None
+            self.proc.stdin.close()  # its loop ends on end of file
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+            self.proc.stdout.close()
 
 
 class Forwarder:

@@ -15,7 +15,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -34,31 +36,60 @@ LIMIT = 100  # records per request the test servers accept
 
 
 class Server:
-    """``ndnsci catalog serve`` on a free loopback port, stopped by the test."""
+    """``ndnsci catalog serve`` on a free loopback port, stopped by the test.
+
+    The port is free when chosen, not when the server binds it, an interpreter's start later
+    (seconds under load, while other workers start servers and open connections): a server
+    that finds it taken exits, and another server may be answering there. So the wait is for
+    this server's answer (its ``/health`` instance), it ends as soon as the process exits, and
+    a port taken in between is chosen again."""
+
+    ATTEMPTS = 3  # ports tried
 
     def __init__(self, db_url: str, **settings: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.instance = uuid.uuid4().hex
         env = {**os.environ, **{f"NDNSCI_{k.upper()}": v for k, v in settings.items()}}
-        self.process = subprocess.Popen(
-            [str(NDNSCI), "catalog", "serve", "--db", db_url, "--port", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        wait_for(
-            lambda: httpx.get(self.url + "/api/v1/health", timeout=1).is_success,
-            60,
-            "the catalog server to start",
-            ignoring=httpx.TransportError,
-        )
+        env["NDNSCI_INSTANCE"] = self.instance
+        for attempt in range(1, self.ATTEMPTS + 1):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop and kill)
+            self.process = subprocess.Popen(
+                [str(NDNSCI), "catalog", "serve", "--db", db_url, "--port", str(self.port)],
+                stdout=subprocess.DEVNULL, stderr=self.log, env=env,
+            )  # fmt: skip
+            answered = wait_for(
+                self._ours, 60, f"the catalog server to answer at {self.url}",
+                ignoring=(httpx.TransportError, ValueError), detail=self._stderr,
+            )  # fmt: skip
+            if answered is True:
+                return
+            said = self._stderr()
+            self.log.close()
+            if "address already in use" not in said.lower() or attempt == self.ATTEMPTS:
+                raise RuntimeError(f"the catalog server exited ({self.process.returncode}){said}")
+
+    def _ours(self) -> bool | str:
+        """True once this server answers; "exited" (true: the wait ends) once it has exited."""
+        if self.process.poll() is not None:
+            return "exited"
+        health = httpx.get(self.url + "/api/v1/health", timeout=1)
+        return health.is_success and health.json().get("instance") == self.instance
+
+    def _stderr(self) -> str:
+        self.log.seek(0)
+        return "; its stderr:\n" + self.log.read().decode(errors="replace")[-3000:]
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=30)
+        self.log.close()
 
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=30)
+        self.log.close()
 
 
 @pytest.fixture
@@ -116,6 +147,24 @@ def test_the_server_starts_its_preparing_process_with_itself_and_joins_it_at_exi
     finally:
         running.stop()
     assert not Path(f"/proc/{workers[0]}").exists()  # joined by the server, not left a zombie
+
+
+def test_a_server_whose_port_is_taken_before_it_binds_it_starts_on_another(tmp_path, monkeypatch):
+    """The race of every test server (the port chosen free, taken before the bind): this
+    server is not taken for the one that holds the port, and starts on the next one."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        ports, free = iter([taken]), free_port
+        monkeypatch.setattr(sys.modules[__name__], "free_port", lambda: next(ports, None) or free())
+        running = Server(f"sqlite:///{tmp_path / 'catalog.db'}")  # one backend: it is the port
+        try:
+            assert running.port != taken
+            health = httpx.get(running.url + "/api/v1/health", timeout=30).json()
+            assert health["instance"] == running.instance
+        finally:
+            running.stop()
 
 
 def test_a_killed_server_leaves_no_preparing_process_behind(fresh_db_url, token):
