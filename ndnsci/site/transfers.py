@@ -28,8 +28,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ndnsci.errors import NdnError, NdnsciError
@@ -46,6 +48,12 @@ log = logging.getLogger("ndnsci.transfer")
 REPORT_EVERY = 1.0
 #: seconds an idle worker waits before it asks for work again
 IDLE_POLL = 1.0
+#: tries of a database call SQLite refuses as locked, the waits between them doubling from
+#: LOCKED_WAIT seconds
+LOCKED_TRIES = 6
+LOCKED_WAIT = 0.02
+
+T = TypeVar("T")
 
 
 def default_name() -> str:
@@ -84,8 +92,9 @@ class _Reporter(NoProgress):
             return
         try:
             self.last = now
-            with self.agent.session() as session:
-                keep = transfers.report(session, self.file_id, self.agent.name, done)
+            keep = self.agent.database(
+                lambda session: transfers.report(session, self.file_id, self.agent.name, done)
+            )
             if not keep:
                 self.stop.set()
         except Exception:  # the database away for a moment: the lease holds for a while
@@ -133,8 +142,7 @@ class Agent:
         """Work until :meth:`close` is called (or, with ``until_idle``, until no job has a
         file waiting or running); the files held when it stops go back to ``pending``."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with self.session() as session:
-            self.report.released = transfers.release(session, self.name)
+        self.report.released = self.database(lambda session: transfers.release(session, self.name))
         if self.report.released:
             log.info("continuing %d files this agent held when it stopped", self.report.released)
         workers = [
@@ -152,11 +160,26 @@ class Agent:
             for worker in workers:
                 worker.join()
         finally:
-            with self.session() as session:
-                transfers.release(session, self.name)
+            self.database(lambda session: transfers.release(session, self.name))
             if self._owned:
                 self.engine.dispose()
         return self.report
+
+    def database(self, call: Callable[[Session], T]) -> T:
+        """``call`` on a session of its own, tried again while SQLite says "database is
+        locked": a transaction that read, then writes after another connection wrote, is
+        refused at once whatever the busy timeout (this agent's workers claim, report and
+        finish at once; the catalog writes too). Each try starts afresh (the store's calls
+        read what they change again)."""
+        for attempt in range(LOCKED_TRIES):
+            try:
+                with self.session() as session:
+                    return call(session)
+            except OperationalError as exc:
+                if "database is locked" not in str(exc) or attempt == LOCKED_TRIES - 1:
+                    raise
+            self.stop.wait(LOCKED_WAIT * 2**attempt)
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         """Stop: running files stop at their next progress tick and wait as ``pending``."""
@@ -168,8 +191,7 @@ class Agent:
     def _work(self, until_idle: bool) -> None:
         while not self.stop.is_set():
             try:
-                with self.session() as session:
-                    claimed = transfers.claim(session, self.name)
+                claimed = self.database(lambda session: transfers.claim(session, self.name))
             except Exception:
                 log.exception("could not ask the catalog database for work")
                 claimed = None
@@ -190,8 +212,7 @@ class Agent:
         with self._lock:
             if self._busy:
                 return False
-        with self.session() as session:
-            return not transfers.active(session)
+        return not self.database(transfers.active)
 
     def _run(self, claimed: transfers.Claimed) -> None:
         stop = threading.Event()
@@ -206,11 +227,16 @@ class Agent:
             with self._lock:
                 self._running.discard(stop)
         ok, size, engine, error, cancelled = end
-        with self.session() as session:
-            state = transfers.finish(
-                session, claimed.id, self.name, ok=ok, size=size, engine=engine, error=error,
-                cancelled=cancelled, retry_first=self.retry_first,
+        try:
+            state = self.database(
+                lambda session: transfers.finish(
+                    session, claimed.id, self.name, ok=ok, size=size, engine=engine,
+                    error=error, cancelled=cancelled, retry_first=self.retry_first,
+                )
             )  # fmt: skip
+        except Exception:  # the worker goes on; the file is taken again when its lease ends
+            log.exception("job %d: could not record the end of %s", claimed.job_id, claimed.name)
+            return
         what = "done" if ok else "cancelled" if cancelled else f"failed ({error})"
         self.report.ends[state] += 1
         if ok:
