@@ -57,10 +57,12 @@ async function expectLanded(id: number, destination: string, count: number) {
   }
 }
 
-async function submitFrom(page: Page, form: ReturnType<Page["getByRole"]>, destination: string): Promise<number> {
+async function submitFrom(page: Page, form: ReturnType<Page["getByRole"]>, destination: string, shot: string): Promise<number> {
   await form.getByLabel("Destination folder", { exact: true }).fill(destination);
   await expect(form.getByRole("combobox", { name: "Engine", exact: true })).toHaveValue("auto");
   await form.getByLabel("Catalog token", { exact: true }).fill(stack!.token);
+  await form.scrollIntoViewIfNeeded();
+  await screenshot(page, shot);
   await form.getByRole("button", { name: "Submit transfer", exact: true }).click();
   const submitted = form.getByRole("status").filter({ hasText: /^Transfer job \d+ submitted/ });
   await expect(submitted).toBeVisible({ timeout: 20_000 });
@@ -122,7 +124,7 @@ test.describe("transfer jobs from the portal", () => {
     await page.getByRole("button", { name: "Cart, 2 files", exact: true }).click();
     const cart = page.getByRole("region", { name: "Cart", exact: true });
     const form = cart.getByRole("form", { name: "Transfer to a site", exact: true });
-    const id = await submitFrom(page, form, "e2e/cart");
+    const id = await submitFrom(page, form, "e2e/cart", "transfer-cart");
 
     const job = page.getByRole("region", { name: `Transfer job ${id}`, exact: true });
     await expect(job.getByText("2 of 2 done", { exact: true })).toBeVisible({ timeout: 60_000 });
@@ -142,6 +144,7 @@ test.describe("transfer jobs from the portal", () => {
     const list = page.getByRole("table", { name: "Transfer jobs", exact: true });
     await expect(list.getByRole("button", { name: `Job ${id}`, exact: true })).toBeVisible();
     await expect(list.locator("tbody tr").first().locator("td").nth(1)).toHaveText("done");
+    await screenshot(page, "transfers");
     expect(await problems(page)).toEqual([]);
   });
 
@@ -157,7 +160,7 @@ test.describe("transfer jobs from the portal", () => {
       await expect(resultRows(page)).toHaveCount(1);
       await page.getByRole("button", { name: "Transfer all 1 to a site", exact: true }).click();
       const form = page.getByRole("form", { name: "Transfer to a site", exact: true });
-      const id = await submitFrom(page, form, "e2e/search");
+      const id = await submitFrom(page, form, "e2e/search", "transfer-search");
       await events; // the job view follows the job's server-sent events
 
       const job = page.getByRole("region", { name: `Transfer job ${id}`, exact: true });
@@ -165,6 +168,7 @@ test.describe("transfer jobs from the portal", () => {
       // the failed attempt, its reason and the back-off arrive live
       await expect(row.locator(".file-error")).toContainText("not found", { timeout: 30_000 });
       await expect(job.getByText("Live: updated as the agent reports", { exact: true })).toBeVisible();
+      await screenshot(page, "transfer-live");
       expect(Number(await row.locator("td:nth-child(4)").textContent())).toBeGreaterThanOrEqual(1);
       expect(await problems(page)).toEqual([]);
 
