@@ -169,7 +169,8 @@ def _banner(stack: Any, user_transport: str) -> None:
         f"  forwarder   {stack.transport}"
         + (f" (WebSocket ws://127.0.0.1:{stack.ws_port})" if stack.ws_port else ""),
         f"  data        {stack.files} files from {stack.data}",
-        f"  transfers   {stack.transfer_root} (each job's destination folder is made here)",
+        f"  transfers   {stack.transfer_root} (each job's destination folder is made here"
+        + ("; removed on stop: --workdir DIR keeps it)" if stack.temporary else ")"),
         f"  logs        {stack.workdir}",
         "",
         "Try, in another terminal:",

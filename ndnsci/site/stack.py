@@ -311,6 +311,12 @@ class LocalStack:
         return self.catalog_url + "/docs"
 
     @property
+    def temporary(self) -> bool:
+        """The working directory (logs, database, transfers) is this stack's own temp folder,
+        removed when it stops."""
+        return self._own_workdir
+
+    @property
     def db_url(self) -> str:
         """The catalog's database (SQLite in the working directory), once started."""
         return getattr(self, "_db_url", "")

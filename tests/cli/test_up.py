@@ -62,6 +62,7 @@ def test_runs_until_sigterm_and_its_fetch_command_works(fw, sample_dir, tmp_path
     wait_for(banner_or_exit, 60, "the banner", every=0, detail=lambda: ": " + "".join(lines))
     banner = "".join(lines)
     assert "Press Ctrl-C" in banner, banner + proc.stderr.read()
+    assert "made here; removed on stop: --workdir DIR keeps it)" in banner  # a temp workdir
     assert httpx.get(f"http://127.0.0.1:{port}/api/v1/health").is_success
     command = next(line for line in lines if " fetch --query" in line).strip()
     fetched = subprocess.run(
