@@ -434,8 +434,9 @@ def finish(
     """The end of an attempt (committed); the file's new state.
 
     ``ok``: the file is in place and verified. Else ``cancelled`` (the job's cancel or the
-    agent stopping: ``pending`` again unless the job was cancelled) or a failure: ``pending``
-    with a back-off while attempts remain, then ``failed`` with ``error``.
+    agent stopping: ``pending`` again unless the job was cancelled) or a failure: ``cancelled``
+    (with ``error``) when the job was cancelled meanwhile, else ``pending`` with a back-off
+    while attempts remain, then ``failed`` with ``error``.
     """
     at = time.time() if now is None else now
     f, j = TransferFile, TransferJob
@@ -458,6 +459,8 @@ def finish(
         values.update(state=state, attempts=max(attempts - 1, 0))
         if job_cancelled:
             values["finished"] = at
+    elif job_cancelled:  # failed after the job's cancel: it waits for a retry, not a back-off
+        values.update(state="cancelled", finished=at, error=(error or "failed")[:MAX_ERROR])
     elif attempts < MAX_ATTEMPTS:
         delay = min(retry_first * 2 ** (attempts - 1), RETRY_MAX)
         values.update(state="pending", retry_at=at + delay, error=(error or "")[:MAX_ERROR])

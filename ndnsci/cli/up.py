@@ -2,8 +2,10 @@
 
 Starts an NDN forwarder (or uses the one already running, and stops when that one stops), a
 catalog with DIR published into it (default: a generated sample archive of CMIP5 and CMS files;
-a DIR that does not exist is an error), and a producer serving DIR's files under their catalog
-names; prints the portal's URL and commands that work; stops everything on Ctrl-C or SIGTERM.
+a DIR that does not exist is an error), a producer serving DIR's files under their catalog
+names and a transfer agent running the catalog's transfer jobs (the portal's "Transfer to a
+site", ``ndnsci transfer submit``) into WORKDIR/transfers; prints the portal's URL, where
+transferred files land and commands that work; stops everything on Ctrl-C or SIGTERM.
 
 ``--check`` starts everything, runs one search and one fetch (verified), prints what they
 gave and stops: exit status 0 when both worked (for scripts, CI and ``make demo``).
@@ -167,12 +169,17 @@ def _banner(stack: Any, user_transport: str) -> None:
         f"  forwarder   {stack.transport}"
         + (f" (WebSocket ws://127.0.0.1:{stack.ws_port})" if stack.ws_port else ""),
         f"  data        {stack.files} files from {stack.data}",
+        f"  transfers   {stack.transfer_root} (each job's destination folder is made here"
+        + ("; removed on stop: --workdir DIR keeps it)" if stack.temporary else ")"),
         f"  logs        {stack.workdir}",
         "",
         "Try, in another terminal:",
         f"  {env}{ndnsci} search {query}",
         f"  {env}{ndnsci} fetch --query '{query}' -o ndnsci-data",
         f"  {env}{ndnsci} fetch {name}",
+        "",
+        "Transfer jobs (the portal's Transfers page) need a token; make one with:",
+        f"  {ndnsci} catalog token create $USER --db {stack.db_url}",
         "",
     ]
     print("\n".join(lines), flush=True)

@@ -1,9 +1,11 @@
 """The whole system on one machine (``ndnsci up``): forwarder, catalog, producer, published data.
 
 :class:`LocalStack` starts, in order: an NDNd forwarder, a catalog (SQLite, in the stack's
-working directory) with DIR published into it, and a producer serving DIR's files under their
-catalog names (``ndnsci serve DIR --catalog URL``). Each part is a child process with its log in
-the working directory; :meth:`LocalStack.stop` stops them in the reverse order. While it runs,
+working directory) with DIR published into it, a producer serving DIR's files under their
+catalog names (``ndnsci serve DIR --catalog URL``) and a transfer agent running the catalog's
+transfer jobs into ``<workdir>/transfers`` (``ndnsci transfer agent``). Each part is a child
+process with its log in the working directory; :meth:`LocalStack.stop` stops them in the
+reverse order. While it runs,
 ``NDN_CLIENT_TRANSPORT`` and ``NDNSCI_CATALOG`` point at it, so ``ndnsci.Catalog()``,
 ``ndnsci.fetch()`` and the command line use it without arguments.
 """
@@ -32,7 +34,8 @@ DEFAULT_WS_PORT = 9696
 
 
 class LocalStack:
-    """Forwarder + catalog + producer serving ``data`` (default: a generated sample archive).
+    """Forwarder + catalog + producer serving ``data`` (default: a generated sample archive) +
+    transfer agent.
 
     ``port`` is the catalog's (0: any free port); ``forwarder="private"`` starts a forwarder of
     its own on a socket in the working directory, ``"shared"`` uses the one at
@@ -65,6 +68,7 @@ class LocalStack:
         forwarder: str = "private",
         ws_port: int | None = None,
         big_mib: int = 32,
+        transfers: str | os.PathLike[str] | None = None,
         set_environment: bool = True,
         log: IO[str] | None = None,
     ) -> None:
@@ -74,6 +78,10 @@ class LocalStack:
         # short: the forwarder's AF_UNIX socket lives here (paths are limited to ~100 bytes)
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="ndnsci-up-", dir="/tmp"))
         self.data = Path(data) if data is not None else self.workdir / "sample"
+        #: where the transfer agent writes: ``<transfers>/<a job's destination>/<DRS path>``
+        self.transfer_root = (
+            Path(transfers) if transfers is not None else self.workdir / "transfers"
+        )
         self.port = port
         self.forwarder_mode = forwarder
         self.ws_port = ws_port
@@ -114,6 +122,7 @@ class LocalStack:
             self._publish()
             self._start_catalog()
             self._start_producer()
+            self._start_agent()
         except BaseException:
             self.stop()
             raise
@@ -237,6 +246,18 @@ class LocalStack:
                 self.files = int(line.split(": ", 1)[-1].split()[0])
                 self._say("producer: " + line.split("ndnsci serve: ", 1)[-1])
 
+    def _start_agent(self) -> None:
+        """The transfer agent: the jobs submitted to this stack's catalog (``POST
+        /api/v1/transfers``, the portal's "Transfer to a site"), fetched over NDN from its
+        producer into :attr:`transfer_root`."""
+        self._spawn(
+            "transfer-agent",
+            ["transfer", "agent", "--db", self._db_url, "--root", str(self.transfer_root)],
+        )
+        self._wait(processes.log_says(self.log_path("transfer-agent"), "transfer agent "),
+                   "transfer-agent", "open the catalog database")  # fmt: skip
+        self._say(f"transfer agent: jobs of this catalog into {self.transfer_root}")
+
     def _key_env(self) -> dict[str, str]:
         """The producer signs with the user's key, else with one made for this stack."""
         from ndnsci.ndn import keys
@@ -289,6 +310,17 @@ class LocalStack:
             return self.catalog_url + "/"
         return self.catalog_url + "/docs"
 
+    @property
+    def temporary(self) -> bool:
+        """The working directory (logs, database, transfers) is this stack's own temp folder,
+        removed when it stops."""
+        return self._own_workdir
+
+    @property
+    def db_url(self) -> str:
+        """The catalog's database (SQLite in the working directory), once started."""
+        return getattr(self, "_db_url", "")
+
     def catalog(self) -> Any:
         """A :class:`ndnsci.Catalog` of this stack."""
         from ndnsci.sdk.client import Catalog
@@ -323,11 +355,13 @@ class LocalStack:
     # --- stopping ---------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Stop the producer, the catalog and the forwarder (if this stack started it)."""
+        """Stop the transfer agent, the producer, the catalog and the forwarder (if this stack
+        started it)."""
         if not self._running:
             return
         self._running = False
-        for part in ("producer", "catalog"):
+        # the agent first: the files it runs go back to pending while the database is there
+        for part in ("transfer-agent", "producer", "catalog"):
             proc = self._procs.pop(part, None)
             if proc is not None:
                 terminate(proc, STOP_TIMEOUT)

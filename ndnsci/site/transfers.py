@@ -28,9 +28,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ndnsci.errors import NdnError, NdnsciError
@@ -49,6 +50,12 @@ REPORT_EVERY = 1.0
 IDLE_POLL = 1.0
 #: tries to record the end of an attempt while the database is busy or away
 FINISH_TRIES = 5
+#: tries of a database call SQLite refuses as locked, the waits between them doubling from
+#: LOCKED_WAIT seconds
+LOCKED_TRIES = 6
+LOCKED_WAIT = 0.02
+
+T = TypeVar("T")
 
 
 def default_name() -> str:
@@ -97,8 +104,9 @@ class _Reporter(NoProgress):
             return
         try:
             self.last = now
-            with self.agent.session() as session:
-                keep = transfers.report(session, self.file_id, self.agent.name, done)
+            keep = self.agent.database(
+                lambda session: transfers.report(session, self.file_id, self.agent.name, done)
+            )
             if not keep:
                 self.stop.set()
         except Exception:  # the database away for a moment: the lease holds for a while
@@ -146,8 +154,7 @@ class Agent:
         """Work until :meth:`close` is called (or, with ``until_idle``, until no job has a
         file waiting or running); the files held when it stops go back to ``pending``."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with self.session() as session:
-            self.report.released = transfers.release(session, self.name)
+        self.report.released = self.database(lambda session: transfers.release(session, self.name))
         if self.report.released:
             log.info("continuing %d files this agent held when it stopped", self.report.released)
         workers = [
@@ -165,11 +172,26 @@ class Agent:
             for worker in workers:
                 worker.join()
         finally:
-            with self.session() as session:
-                transfers.release(session, self.name)
+            self.database(lambda session: transfers.release(session, self.name))
             if self._owned:
                 self.engine.dispose()
         return self.report
+
+    def database(self, call: Callable[[Session], T]) -> T:
+        """``call`` on a session of its own, tried again while SQLite says "database is
+        locked": a transaction that read, then writes after another connection wrote, is
+        refused at once whatever the busy timeout (this agent's workers claim, report and
+        finish at once; the catalog writes too). Each try starts afresh (the store's calls
+        read what they change again)."""
+        for attempt in range(LOCKED_TRIES):
+            try:
+                with self.session() as session:
+                    return call(session)
+            except OperationalError as exc:
+                if "database is locked" not in str(exc) or attempt == LOCKED_TRIES - 1:
+                    raise
+            self.stop.wait(LOCKED_WAIT * 2**attempt)
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         """Stop: running files stop at their next progress tick and wait as ``pending``."""
@@ -181,8 +203,7 @@ class Agent:
     def _work(self, until_idle: bool) -> None:
         while not self.stop.is_set():
             try:
-                with self.session() as session:
-                    claimed = transfers.claim(session, self.name)
+                claimed = self.database(lambda session: transfers.claim(session, self.name))
             except Exception:
                 log.exception("could not ask the catalog database for work")
                 claimed = None
@@ -203,8 +224,7 @@ class Agent:
         with self._lock:
             if self._busy:
                 return False
-        with self.session() as session:
-            return not transfers.active(session)
+        return not self.database(transfers.active)
 
     def _run(self, claimed: transfers.Claimed) -> None:
         stop = threading.Event()
@@ -237,12 +257,13 @@ class Agent:
         is then found complete and verified, not fetched twice)."""
         for attempt in range(FINISH_TRIES):
             try:
-                with self.session() as session:
-                    return transfers.finish(
+                return self.database(
+                    lambda session: transfers.finish(
                         session, claimed.id, self.name, ok=end.ok, size=end.size,
                         engine=end.engine, error=end.error, cancelled=end.cancelled,
                         retry_first=self.retry_first,
-                    )  # fmt: skip
+                    )
+                )  # fmt: skip
             except Exception:
                 log.warning("could not report the end of %s", claimed.name, exc_info=True)
                 time.sleep(min(2.0**attempt, 10.0))

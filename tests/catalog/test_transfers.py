@@ -196,6 +196,30 @@ def test_a_cancel_stops_waiting_files_and_running_ones_at_their_next_report(
     assert again is not None and again.attempt == 1
 
 
+def test_an_attempt_that_fails_after_the_jobs_cancel_is_cancelled_not_backed_off(
+    session: Session,
+) -> None:
+    """A fetch that fails (the producer said not found) after the job was cancelled: the file
+    is cancelled with its reason, as the job is, and a retry takes it again; it was left
+    pending with a back-off in a cancelled job."""
+    job_id = _job(session, 1)
+    running = transfers.claim(session, "a", now=1.0)
+    assert running is not None
+    transfers.cancel(session, job_id, now=2.0)
+    session.commit()
+    assert transfers.finish(session, running.id, "a", ok=False, error="not found", now=3.0) == (
+        "cancelled"
+    )
+    status = transfers.status(session, job_id)
+    assert status.state == "cancelled" and status.counts["cancelled"] == 1
+    assert status.counts["pending"] == 0 and status.finished == 3.0
+    assert transfers.files(session, job_id)[0]["error"] == "not found"
+    assert transfers.retry(session, job_id) == 1
+    session.commit()
+    again = transfers.claim(session, "a", now=4.0)
+    assert again is not None and again.attempt == 1
+
+
 def test_an_agent_that_starts_takes_back_its_files_without_counting_the_attempt(
     session: Session,
 ) -> None:

@@ -38,6 +38,8 @@ def test_check_starts_searches_fetches_and_stops(fw, sample_dir, tmp_path):
     assert "ndnsci is up" in out.stdout and "check: ok" in out.stdout
     assert "check: search model=HadCM3 variable=tas: 3 files" in out.stdout
     assert "SHA-256 verified" in out.stdout
+    assert f"transfers   {workdir}/transfers " in out.stdout  # where the agent's jobs land
+    assert "transfer agent " in (workdir / "transfer-agent.log").read_text()
     native = [line for line in out.stderr.splitlines() if "native plane" in line]
     assert len(native) == 1 and "ndnsci native up" in native[0], out.stderr
     assert closed(port) and not forwarder.is_running(workdir / "fw" / "nfd.sock")
@@ -60,6 +62,7 @@ def test_runs_until_sigterm_and_its_fetch_command_works(fw, sample_dir, tmp_path
     wait_for(banner_or_exit, 60, "the banner", every=0, detail=lambda: ": " + "".join(lines))
     banner = "".join(lines)
     assert "Press Ctrl-C" in banner, banner + proc.stderr.read()
+    assert "made here; removed on stop: --workdir DIR keeps it)" in banner  # a temp workdir
     assert httpx.get(f"http://127.0.0.1:{port}/api/v1/health").is_success
     command = next(line for line in lines if " fetch --query" in line).strip()
     fetched = subprocess.run(
@@ -202,3 +205,38 @@ def test_the_native_line_says_whether_it_is_built_and_how_to_turn_it_on(monkeypa
     monkeypatch.setattr(install, "ndn_dpdk", lambda: install.Build(tmp_path))
     line = up_command.native_line()
     assert f"built ({tmp_path})" in line and "`ndnsci native up`" in line and "\n" not in line
+
+
+def test_a_stacks_transfer_agent_runs_a_job_into_its_transfer_root(stack):
+    """`ndnsci up` runs a transfer agent: a job submitted to its catalog lands, verified,
+    under the stack's transfer root; the agent logs it where the stack's logs go."""
+    import hashlib
+
+    made = subprocess.run(
+        [*CLI, "catalog", "token", "create", "up-transfers", "--db", stack.db_url],
+        capture_output=True, text=True, timeout=30, check=True,
+    )  # fmt: skip
+    token = made.stdout.split()[0]
+    api = f"{stack.catalog_url}/api/v1"
+    found = httpx.get(f"{api}/search", params={"model": "HadCM3", "variable": "tas"}).json()
+    names = [row["name"] for row in found["results"][:2]]
+    assert len(names) == 2
+    submitted = httpx.post(
+        f"{api}/transfers",
+        json={"names": names, "destination": "up-test"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert submitted.status_code == 201, submitted.text
+    job = submitted.json()["id"]
+
+    def finished() -> dict | None:
+        status = httpx.get(f"{api}/transfers/{job}").json()
+        return status if status["state"] in ("done", "failed", "cancelled") else None
+
+    status = wait_for(finished, 60, "the stack's agent to run the job")
+    assert status["state"] == "done" and status["counts"]["done"] == 2, status
+    for row in httpx.get(f"{api}/transfers/{job}/files").json()["files"]:
+        landed = stack.transfer_root / "up-test" / row["path"]
+        assert hashlib.sha256(landed.read_bytes()).hexdigest() == row["sha256"]
+    log = stack.log_path("transfer-agent").read_text()
+    assert f"job {job}: " in log and "now done" in log

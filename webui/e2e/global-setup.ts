@@ -1,6 +1,7 @@
 // Before the end-to-end tests: a catalog from scratch (temp SQLite database, the sample CMIP5
 // archive published into it, served on a free loopback port with the built portal at /).
-// The returned function stops it and removes the folder.
+// The returned function stops it and removes the folder. It runs no forwarder, producer or
+// transfer agent: the specs that need them start their own (transfers.spec.ts: `ndnsci up`).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

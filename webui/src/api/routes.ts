@@ -4,7 +4,7 @@
 // their parameters and answers; the unit tests' msw handlers are built from this table.
 import type { paths } from "./generated/schema";
 
-type Method = "get" | "post";
+type Method = "get" | "post" | "delete";
 type RouteTo<P extends keyof paths> = {
   [M in Method]: paths[P][M] extends undefined ? never : { readonly method: M; readonly path: P };
 }[Method];
@@ -19,6 +19,14 @@ export const routes = {
   manifests: { method: "post", path: "/api/v1/manifests" },
   health: { method: "get", path: "/api/v1/health" },
   stats: { method: "get", path: "/api/v1/stats" },
+  transfers: { method: "get", path: "/api/v1/transfers" },
+  submitTransfer: { method: "post", path: "/api/v1/transfers" },
+  transfer: { method: "get", path: "/api/v1/transfers/{job_id}" },
+  transferFiles: { method: "get", path: "/api/v1/transfers/{job_id}/files" },
+  cancelTransfer: { method: "delete", path: "/api/v1/transfers/{job_id}" },
+  retryTransfer: { method: "post", path: "/api/v1/transfers/{job_id}/retry" },
+  /** server-sent events (EventSource, not `api`): `event: job` with the job at each change */
+  transferEvents: { method: "get", path: "/api/v1/transfers/{job_id}/events" },
 } as const satisfies Record<string, Route>;
 
 export type RouteName = keyof typeof routes;

@@ -14,6 +14,9 @@ export type HealthResponse = Schemas["HealthResponse"];
 export type StatsResponse = Schemas["StatsResponse"];
 export type ManifestRequest = Schemas["ManifestRequest"];
 export type ErrorResponse = Schemas["ErrorResponse"];
+export type TransferRequest = Schemas["TransferRequest"];
+export type TransferJobResponse = Schemas["TransferJobResponse"];
+export type TransferFileEntry = Schemas["TransferFileEntry"];
 
 /** The parameters /search declares (facet filters come on top: see client.ts queryString). */
 export type SearchParameters = NonNullable<operations["search"]["parameters"]["query"]>;

@@ -63,4 +63,37 @@ describe("App", () => {
     await user.click(screen.getByRole("button", { name: "Cart, 1 file" }));
     expect(within(screen.getByRole("region", { name: "Cart" })).getByText(first.filename)).toBeInTheDocument();
   });
+
+  it("goes to the Transfers page and back, keeping the search in the URL", async () => {
+    vi.stubGlobal("EventSource", class extends EventTarget { close() {} });
+    window.history.replaceState(null, "", "/?model=CNRM-CM5");
+    const { user } = renderWithClient(<App />);
+    const pages = screen.getByRole("navigation", { name: "Pages" });
+    expect(within(pages).getByRole("link", { name: "Search" })).toHaveAttribute("aria-current", "page");
+    await user.click(within(pages).getByRole("link", { name: "Transfers" }));
+    expect(window.location.search).toBe("?model=CNRM-CM5&_view=transfers");
+    expect(await screen.findByRole("heading", { name: "Transfers", level: 2 })).toBeInTheDocument();
+    expect(within(pages).getByRole("link", { name: "Transfers" })).toHaveAttribute("aria-current", "page");
+    await user.click(await screen.findByRole("button", { name: "Job 7" }));
+    expect(window.location.search).toBe("?model=CNRM-CM5&_view=transfers&_job=7");
+    expect(await screen.findByRole("heading", { name: "Transfer job 7" })).toBeInTheDocument();
+    await user.click(within(pages).getByRole("link", { name: "Search" }));
+    expect(window.location.search).toBe("?model=CNRM-CM5");
+    expect(await screen.findByRole("table", { name: "Results" })).toBeInTheDocument();
+  });
+
+  it("offers the cart's files and a search's results to a transfer", async () => {
+    const { user } = renderWithClient(<App />);
+    const table = await screen.findByRole("table", { name: "Results" });
+    const first = fixtures.searchPage.results[0]!;
+    await user.click(within(table).getByRole("checkbox", { name: `Add ${first.filename} to the cart` }));
+    await user.click(screen.getByRole("button", { name: "Cart, 1 file" }));
+    const cart = screen.getByRole("region", { name: "Cart" });
+    expect(within(cart).getByRole("form", { name: "Transfer to a site" })).toBeInTheDocument();
+    const launch = screen.getByRole("button", { name: `Transfer all ${fixtures.searchPage.total} to a site` });
+    expect(launch).toHaveAttribute("aria-expanded", "false");
+    await user.click(launch);
+    expect(launch).toHaveAttribute("aria-expanded", "true");
+    expect(screen.getAllByRole("form", { name: "Transfer to a site" })).toHaveLength(2);
+  });
 });

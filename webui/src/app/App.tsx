@@ -12,25 +12,48 @@ import { SearchBox } from "@/features/search/components/SearchBox";
 import { SearchResults } from "@/features/search/components/SearchResults";
 import { TimeRange } from "@/features/search/components/TimeRange";
 import { StatusIndicator } from "@/features/status/components/StatusIndicator";
+import { TransferForm } from "@/features/transfers/components/TransferForm";
+import { TransferSearchButton } from "@/features/transfers/components/TransferSearchButton";
+import { TransfersPage } from "@/features/transfers/components/TransfersPage";
 import { plural } from "@/lib/format";
-import { filterParams } from "@/lib/search-query/query-string";
-import { usePortalState } from "./use-portal-state";
+import { filterParams, type PortalView } from "@/lib/search-query/query-string";
+import { usePortalState, viewHref } from "./use-portal-state";
 
 export function App() {
-  const { query, file, setQuery, openFile } = usePortalState();
+  const state = usePortalState();
+  const { query, file, view, job, setQuery, openFile, openView } = state;
   const cart = useCart();
   const [cartOpen, setCartOpen] = useState(false);
   const setPrefix = (prefix: string) => setQuery((s) => ({ ...s, prefix, offset: 0 }));
+  const openJob = (id: number | null) => openView("transfers", id);
+  const pageLink = (to: PortalView, label: string) => (
+    <a
+      href={viewHref(state, to)}
+      className={`nav-link${view === to ? " nav-current" : ""}`}
+      aria-current={view === to ? "page" : undefined}
+      onClick={(e) => {
+        if (e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || e.button !== 0) return;
+        e.preventDefault();
+        openView(to);
+      }}
+    >
+      {label}
+    </a>
+  );
 
   return (
     <div className="app">
-      <a href="#results-heading" className="skip-link">
-        Skip to results
+      <a href={view === "search" ? "#results-heading" : "#transfers-main"} className="skip-link">
+        {view === "search" ? "Skip to results" : "Skip to transfers"}
       </a>
       <header className="app-header">
         <h1 className="brand">
           ndnsci <span className="brand-sub">find science files by what they are, fetch them by name</span>
         </h1>
+        <nav className="page-nav" aria-label="Pages">
+          {pageLink("search", "Search")}
+          {pageLink("transfers", "Transfers")}
+        </nav>
         <StatusIndicator />
         <button
           type="button"
@@ -44,6 +67,13 @@ export function App() {
         </button>
       </header>
 
+      {view === "transfers" ? (
+        <main className="main transfers-main" id="transfers-main" tabIndex={-1}>
+          <ErrorBoundary area="transfers">
+            <TransfersPage job={job} onOpenJob={openJob} />
+          </ErrorBoundary>
+        </main>
+      ) : (
       <div className={`layout${file ? " with-detail" : ""}`}>
         <aside className="sidebar" aria-label="Filters">
           <ErrorBoundary area="name filters">
@@ -77,7 +107,12 @@ export function App() {
               onOpen={(row) => openFile(row.name)}
               isInCart={cart.has}
               onToggleCart={(row, add) => (add ? cart.add([toCartItem(row)]) : cart.remove([row.name]))}
-              actions={(rows, total) => <ResultActions rows={rows} total={total} search={filterParams(query).toString()} />}
+              actions={(rows, total) => (
+                <>
+                  <ResultActions rows={rows} total={total} search={filterParams(query).toString()} />
+                  <TransferSearchButton search={filterParams(query).toString()} total={total} onOpenJob={openJob} />
+                </>
+              )}
               emptyHelp={<ActiveFilters query={query} onChange={setQuery} />}
             />
           </ErrorBoundary>
@@ -112,11 +147,28 @@ export function App() {
           </div>
         ) : null}
       </div>
+      )}
 
       {cartOpen ? (
         <div id="cart-drawer" className="drawer">
           <ErrorBoundary area="cart">
-            <CartPanel onClose={() => setCartOpen(false)} onOpenFile={openFile} />
+            <CartPanel
+              onClose={() => setCartOpen(false)}
+              onOpenFile={(name) => {
+                if (view !== "search") openView("search");
+                openFile(name);
+              }}
+              transfer={
+                <TransferForm
+                  selection={{ names: cart.items.map((i) => i.name) }}
+                  what={`the ${plural(cart.items.length, "file")} in the cart`}
+                  onOpenJob={(id) => {
+                    setCartOpen(false);
+                    openJob(id);
+                  }}
+                />
+              }
+            />
           </ErrorBoundary>
         </div>
       ) : null}

@@ -1,11 +1,18 @@
 import { useCallback, useMemo } from "react";
 import { navigateSearch, useLocationSearch } from "@/lib/location";
-import { type PortalState, parsePortalState, serializePortalState } from "@/lib/search-query/query-string";
+import { type PortalState, type PortalView, parsePortalState, serializePortalState } from "@/lib/search-query/query-string";
 import type { SearchQuery } from "@/lib/search-query/types";
 
 type Update = (state: PortalState) => PortalState;
 
-/** The search and the open file, read from and written to the URL. */
+/** The URL of a page of the portal (the search kept, for the way back). */
+export function viewHref(state: PortalState, view: PortalView, job: number | null = null): string {
+  const search = serializePortalState({ ...state, view, job });
+  return `${window.location.pathname}${search ? `?${search}` : ""}`;
+}
+
+/** The search, the open file, the page and the open transfer job, read from and written to
+ * the URL. */
 export function usePortalState() {
   const search = useLocationSearch();
   const state = useMemo(() => parsePortalState(search), [search]);
@@ -23,6 +30,10 @@ export function usePortalState() {
   );
 
   const openFile = useCallback((file: string | null) => update((s) => ({ ...s, file })), [update]);
+  const openView = useCallback(
+    (view: PortalView, job: number | null = null) => update((s) => ({ ...s, view, job })),
+    [update],
+  );
 
-  return { ...state, setQuery, openFile };
+  return { ...state, setQuery, openFile, openView };
 }

@@ -13,6 +13,8 @@ import facets from "./fixtures/facets.json";
 import fileBnu from "./fixtures/file-bnu.json";
 import searchPage from "./fixtures/search-page.json";
 import stats from "./fixtures/stats.json";
+import transferFiles from "./fixtures/transfer-files.json";
+import transferJob from "./fixtures/transfer-job.json";
 import treeCmip5 from "./fixtures/tree-cmip5.json";
 import treeRoot from "./fixtures/tree-root.json";
 
@@ -25,17 +27,23 @@ export const healthy = {
   instance: "0123456789abcdef",
   load: { reads: { turns: 4, running: 0, waiting: 0, refused: 0 }, writes: { turns: 2, running: 0, waiting: 0, refused: 0 } },
 };
-export const fixtures = { autocompleteM, facets, fileBnu, searchPage, stats, treeCmip5, treeRoot };
+export const fixtures = { autocompleteM, facets, fileBnu, searchPage, stats, transferFiles, transferJob, treeCmip5, treeRoot };
 
 type Operation<N extends RouteName> = paths[(typeof routes)[N]["path"]][(typeof routes)[N]["method"]];
-/** What a route answers on success (its 200 content), by the OpenAPI document. */
-type Ok<N extends RouteName> = Operation<N> extends { responses: { 200: { content: infer C } } } ? C[keyof C] : never;
+/** What a route answers on success (its 200 or 201 content), by the OpenAPI document. */
+type Ok<N extends RouteName> = Operation<N> extends { responses: { 200: { content: infer C } } }
+  ? C[keyof C]
+  : Operation<N> extends { responses: { 201: { content: infer C } } }
+    ? C[keyof C]
+    : never;
 export type Resolver<N extends RouteName> = HttpResponseResolver<PathParams, DefaultBodyType, Ok<N> | ErrorResponse>;
 
-/** The msw handler of one route of the table (a path parameter, an NDN name, spans segments). */
+/** The msw handler of one route of the table (an NDN name, `{name}`, spans segments; any other
+ * path parameter is one segment, so /transfers/7/files is not /transfers/7). */
 export function handle<N extends RouteName>(name: N, resolver: Resolver<N>) {
   const { method, path } = routes[name];
-  return http[method](`${ORIGIN}${path.replace(/\{[^{}]+\}/g, "*")}`, resolver);
+  const pattern = path.replace(/\{([^{}]+)\}/g, (_, key: string) => (key === "name" ? "*" : `:${key}`));
+  return http[method](`${ORIGIN}${pattern}`, resolver);
 }
 
 /** An answer the catalog never gives (a proxy's error page): outside the schema on purpose. */
@@ -52,6 +60,14 @@ const answers: { [N in RouteName]: Resolver<N> } = {
   stats: () => HttpResponse.json(stats),
   manifests: () =>
     new HttpResponse('{"name": "/CMIP5/a.nc"}\n', { headers: { "Content-Type": "application/x-ndjson" } }),
+  transfers: () => HttpResponse.json({ jobs: [transferJob] }),
+  submitTransfer: () => HttpResponse.json({ ...transferJob, state: "queued" }, { status: 201 }),
+  transfer: () => HttpResponse.json(transferJob),
+  transferFiles: () => HttpResponse.json(transferFiles),
+  cancelTransfer: () => HttpResponse.json({ ...transferJob, state: "cancelled" }),
+  retryTransfer: () => HttpResponse.json({ ...transferJob, state: "queued" }),
+  transferEvents: () =>
+    new HttpResponse(`event: job\ndata: ${JSON.stringify(transferJob)}\n\n`, { headers: { "Content-Type": "text/event-stream" } }),
 };
 
 /** The gateway's quick look of any file (outside the OpenAPI document, as /data/ is): one

@@ -9,6 +9,7 @@ afterEach(() => {
   server.resetHandlers();
   if (typeof window !== "undefined") {
     window.localStorage.clear();
+    window.sessionStorage.clear();
     window.history.replaceState(null, "", "/");
   }
 });

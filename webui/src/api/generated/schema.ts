@@ -336,6 +336,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Transfers
+         * @description The newest jobs first.
+         */
+        get: operations["list_transfers"];
+        put?: never;
+        /**
+         * Submit Transfer
+         * @description A new job copying the files of ``names`` or ``search`` into ``destination`` at this
+         *     site, run by its transfer agent. Every name must be in the catalog (a 422 lists those that
+         *     are not: nothing is left out silently); a name given twice is copied once.
+         */
+        post: operations["submit_transfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Transfer */
+        get: operations["get_transfer"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel Transfer
+         * @description Cancel the job: waiting files are not started, running ones stop within a second or
+         *     two (their partial files stay, so a retry continues them); finished files stay.
+         */
+        delete: operations["cancel_transfer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{job_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Transfer Files
+         * @description The job's files in order, with their state, bytes, attempts, engine and last error.
+         */
+        get: operations["list_transfer_files"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{job_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry Transfer
+         * @description Failed and cancelled files are tried again (their attempts counted afresh).
+         */
+        post: operations["retry_transfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{job_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Transfer Events
+         * @description The job's status as it changes (server-sent events, for the portal's Transfers page).
+         *
+         *     Each look takes a session of its own for a moment: a stream open for hours holds no
+         *     connection and no turn of the admission lanes.
+         */
+        get: operations["transfer_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/esg-search/search": {
         parameters: {
             query?: never;
@@ -873,6 +984,151 @@ export interface components {
             facets: string[];
             /** Database */
             database: string;
+        };
+        /** TransferCounts */
+        TransferCounts: {
+            /** Pending */
+            pending: number;
+            /** Running */
+            running: number;
+            /** Done */
+            done: number;
+            /** Failed */
+            failed: number;
+            /** Cancelled */
+            cancelled: number;
+        };
+        /** TransferFileEntry */
+        TransferFileEntry: {
+            /** Name */
+            name: string;
+            /** Path */
+            path: string;
+            /** Size */
+            size: number | null;
+            /** Sha256 */
+            sha256: string | null;
+            /** State */
+            state: string;
+            /** Bytes Done */
+            bytes_done: number;
+            /** Attempts */
+            attempts: number;
+            /** Engine */
+            engine: string | null;
+            /** Error */
+            error: string | null;
+            /** Retry At */
+            retry_at: number | null;
+            /** Started */
+            started: number | null;
+            /** Finished */
+            finished: number | null;
+        };
+        /** TransferFilesResponse */
+        TransferFilesResponse: {
+            /** Files */
+            files: components["schemas"]["TransferFileEntry"][];
+        };
+        /**
+         * TransferJobResponse
+         * @description A transfer job: its files per state, bytes, average rate since its first file started,
+         *     and the engines that moved its finished files.
+         */
+        TransferJobResponse: {
+            /** Id */
+            id: number;
+            /** Owner */
+            owner: string;
+            /** Destination */
+            destination: string;
+            /** Engine */
+            engine: string;
+            /** Selection */
+            selection: {
+                [key: string]: unknown;
+            };
+            /**
+             * State
+             * @description queued, running, done, failed or cancelled
+             */
+            state: string;
+            /**
+             * Created
+             * @description Unix seconds
+             */
+            created: number;
+            /** Updated */
+            updated: number;
+            /** Files */
+            files: number;
+            /**
+             * Bytes
+             * @description the sizes the catalog gives for the files
+             */
+            bytes: number;
+            /** Bytes Done */
+            bytes_done: number;
+            counts: components["schemas"]["TransferCounts"];
+            /**
+             * Engines
+             * @description finished files per engine
+             */
+            engines: {
+                [key: string]: number;
+            };
+            /** Started */
+            started: number | null;
+            /** Finished */
+            finished: number | null;
+            /**
+             * Rate
+             * @description bytes per second since the first file started
+             */
+            rate: number | null;
+            /**
+             * Eta
+             * @description seconds left at that rate
+             */
+            eta: number | null;
+            /**
+             * Unknown Sizes
+             * @description files whose size the catalog does not give
+             */
+            unknown_sizes: number;
+        };
+        /** TransferJobsResponse */
+        TransferJobsResponse: {
+            /** Jobs */
+            jobs: components["schemas"]["TransferJobResponse"][];
+        };
+        /**
+         * TransferRequest
+         * @description A new transfer job: the files (``names`` or a ``search``, as for a manifest) and the
+         *     folder at the site they go to.
+         */
+        TransferRequest: {
+            /**
+             * Names
+             * @description NDN names (at most max_manifest_names of GET /limits)
+             */
+            names?: string[] | null;
+            /**
+             * Search
+             * @description a /search query string, e.g. 'model=HadCM3&variable=tas'
+             */
+            search?: string | null;
+            /**
+             * Destination
+             * @description a folder relative to the site's transfer root; each file goes to its DRS path below it
+             */
+            destination: string;
+            /**
+             * Engine
+             * @description auto (NDN-DPDK where the native plane reaches the name, else ndnsci's own), python or ndn-dpdk
+             * @default auto
+             */
+            engine: string;
         };
         /** TreeResponse */
         TreeResponse: {
@@ -1534,6 +1790,319 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    list_transfers: {
+        parameters: {
+            query?: {
+                /** @description the token name */
+                owner?: string | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferJobsResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    submit_transfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferJobResponse"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_transfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the job's number */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferJobResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cancel_transfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the job's number */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferJobResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_transfer_files: {
+        parameters: {
+            query?: {
+                /** @description pending, running, done, failed or cancelled */
+                state?: string | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the job's number */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferFilesResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    retry_transfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the job's number */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferJobResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    transfer_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the job's number */
+                job_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description server-sent events: `data:` the job as GET /transfers/{id} gives it, each time it changes; the stream ends when the job is done, failed or cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

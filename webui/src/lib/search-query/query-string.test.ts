@@ -27,6 +27,17 @@ describe("the URL holds the whole search", () => {
     expect(serializePortalState({ query: emptyQuery(), file: null })).toBe("");
   });
 
+  it("holds the Transfers page and its open job, keeping the search for the way back", () => {
+    const state = parsePortalState("?model=HadCM3&_view=transfers&_job=12");
+    expect(state).toMatchObject({ view: "transfers", job: 12 });
+    expect(state.query.filters).toEqual({ model: { include: ["HadCM3"], exclude: [] } });
+    expect(serializePortalState(state)).toBe("model=HadCM3&_view=transfers&_job=12");
+    expect(serializePortalState({ ...state, view: "search", job: null })).toBe("model=HadCM3");
+    expect(parsePortalState("?_view=transfers&_job=0").job).toBeNull();
+    expect(parsePortalState("?_view=transfers&_job=x").job).toBeNull();
+    expect(parsePortalState("?_job=3")).toMatchObject({ view: "search", job: null });
+  });
+
   it("ignores what it cannot use instead of failing the page", () => {
     const { query } = parsePortalState("?sort=sideways&offset=-3&limit=abc&model=&_other=1");
     expect(query.sort).toBe("name");

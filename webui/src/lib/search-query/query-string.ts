@@ -1,7 +1,8 @@
 // The whole search lives in the page's query string, written the way the catalog's /search
 // reads it (`?q=tas&model=HadCM3&model=CanESM2&experiment!=rcp85&sort=-size`), so a URL can be
-// shared, reloaded, or pasted after /api/v1/search. The one portal-only key, `_file`, names the
-// file whose metadata is open (facet names cannot start with "_").
+// shared, reloaded, or pasted after /api/v1/search. The portal-only keys start with "_" (facet
+// names cannot): `_file` names the file whose metadata is open, `_view=transfers` shows the
+// Transfers page (the search stays in the URL for the way back) and `_job` the job open there.
 import { queryString } from "@/api/query-string";
 import type { SearchParameters } from "@/api/wire";
 import type { FacetFilter, SearchQuery, SortKey } from "./types";
@@ -24,11 +25,19 @@ export const SORTS: readonly { key: SortKey; label: string }[] = [
 const SORT_KEYS = new Set<string>(SORTS.map((s) => s.key));
 const TYPED = new Set(["q", "prefix", "start", "end", "scheme", "sort", "offset", "limit", "facets", "facet_limit"]);
 export const FILE_KEY = "_file";
+export const VIEW_KEY = "_view";
+export const JOB_KEY = "_job";
+
+/** The portal's pages: the search (its default) and the transfer jobs. */
+export type PortalView = "search" | "transfers";
 
 export interface PortalState {
   query: SearchQuery;
   /** NDN name of the file whose metadata panel is open */
   file: string | null;
+  view: PortalView;
+  /** the transfer job open on the Transfers page */
+  job: number | null;
 }
 
 export function emptyQuery(): SearchQuery {
@@ -71,7 +80,10 @@ export function parsePortalState(search: string): PortalState {
     const list = exclude ? filter.exclude : filter.include;
     if (!list.includes(value)) list.push(value);
   }
-  return { query, file: params.get(FILE_KEY) || null };
+  const view: PortalView = params.get(VIEW_KEY) === "transfers" ? "transfers" : "search";
+  const jobText = params.get(JOB_KEY);
+  const job = view === "transfers" && jobText && /^[1-9]\d{0,15}$/.test(jobText) ? Number(jobText) : null;
+  return { query, file: params.get(FILE_KEY) || null, view, job };
 }
 
 /** The filters as the catalog's /search reads them (no paging, sorting or facet options). */
@@ -105,12 +117,21 @@ export function filterParams(query: SearchQuery): URLSearchParams {
   return new URLSearchParams(queryString(declared, facets));
 }
 
-export function serializePortalState({ query, file }: PortalState): string {
+export function serializePortalState({
+  query,
+  file,
+  view = "search",
+  job = null,
+}: Omit<PortalState, "view" | "job"> & Partial<Pick<PortalState, "view" | "job">>): string {
   const params = filterParams(query);
   if (query.sort !== DEFAULT_SORT) params.set("sort", query.sort);
   if (query.offset) params.set("offset", String(query.offset));
   if (query.limit !== DEFAULT_LIMIT) params.set("limit", String(query.limit));
   if (file) params.set(FILE_KEY, file);
+  if (view === "transfers") {
+    params.set(VIEW_KEY, view);
+    if (job !== null) params.set(JOB_KEY, String(job));
+  }
   return params.toString();
 }
 

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState } from "react";
+import { type ReactNode, useEffect, useId, useRef, useState } from "react";
 import { CopyButton } from "@/components/ui/CopyButton";
 import { Notice } from "@/components/ui/Notice";
 import { RequestProblem } from "@/components/ui/RequestProblem";
@@ -13,6 +13,8 @@ import { useNdnDownloads } from "../use-ndn-downloads";
 interface CartPanelProps {
   onClose: () => void;
   onOpenFile: (name: string) => void;
+  /** a way to send the cart to a site (the app's transfer form), shown as the third way */
+  transfer?: ReactNode;
 }
 
 const STATUS_TEXT: Record<DownloadState["status"], string> = {
@@ -28,7 +30,7 @@ const STATUS_TEXT: Record<DownloadState["status"], string> = {
 };
 
 /** The cart: the chosen files and the three ways to get them. */
-export function CartPanel({ onClose, onOpenFile }: CartPanelProps) {
+export function CartPanel({ onClose, onOpenFile, transfer }: CartPanelProps) {
   const cart = useCart();
   const manifest = useCreateManifest();
   const [forwarder, setForwarder] = useForwarderUrl();
@@ -125,6 +127,13 @@ export function CartPanel({ onClose, onOpenFile }: CartPanelProps) {
               SHA-256, then saved by the browser.
             </p>
           </div>
+
+          {transfer ? (
+            <div className="cart-way">
+              <h4>3. Transfer to a site</h4>
+              {transfer}
+            </div>
+          ) : null}
 
           <h3>Files</h3>
           <BatchSummary states={Object.values(downloads.states)} running={downloads.running} />
