@@ -695,6 +695,11 @@ export interface components {
             urls?: {
                 [key: string]: string;
             };
+            /**
+             * Replicas
+             * @description verified copies transfer jobs made at this site (besides the origin's)
+             */
+            replicas?: components["schemas"]["ReplicaEntry"][];
         };
         /** FileSummary */
         FileSummary: {
@@ -895,6 +900,28 @@ export interface components {
             line: number;
             /** Detail */
             detail: string;
+        };
+        /** ReplicaEntry */
+        ReplicaEntry: {
+            /**
+             * Site
+             * @description the site holding the copy
+             */
+            site: string | null;
+            /**
+             * Path
+             * @description below the site's transfer root
+             */
+            path: string;
+            /** Size */
+            size: number | null;
+            /** Sha256 */
+            sha256: string | null;
+            /**
+             * Created
+             * @description Unix seconds
+             */
+            created: number;
         };
         /** RetractResponse */
         RetractResponse: {
@@ -1110,7 +1137,7 @@ export interface components {
         TransferRequest: {
             /**
              * Names
-             * @description NDN names (at most max_manifest_names of GET /limits)
+             * @description NDN names to include (at most max_manifest_names of GET /limits)
              */
             names?: string[] | null;
             /**
