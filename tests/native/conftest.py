@@ -69,3 +69,19 @@ def plane(native_ready: install.Build, native_run: Path, fw: Forwarder) -> Itera
         yield started.up()
     finally:
         started.down()
+
+
+@pytest.fixture
+def own_plane(
+    native_ready: install.Build, native_run: Path, fw: Forwarder
+) -> Iterator[PlaneFixture]:
+    """A plane of the test's own, for tests that kill parts of it; the default engine's
+    memory of the plane is forgotten after it (``get_transport`` caches ``auto``)."""
+    from ndnsci.sdk import transports
+
+    started = PlaneFixture(native_run, fw)
+    try:
+        yield started.up()
+    finally:
+        started.down()
+        transports.get_transport.cache_clear()

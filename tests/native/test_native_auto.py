@@ -9,12 +9,10 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from native_support import PlaneFixture
-from support import Forwarder, Serve, wait_for
+from support import Serve, wait_for
 from test_native_plane import FileServer, random_file, sha256, unique
 
 from ndnsci.native.auto import AutoTransport
@@ -24,19 +22,8 @@ from ndnsci.sdk.fetch import fetch_file
 from ndnsci.sdk.report import Outcome
 
 
-@pytest.fixture
-def plane(native_ready: object, native_run: Path, fw: Forwarder) -> Iterator[PlaneFixture]:
-    """A plane of the test's own (a test below kills its fetcher)."""
-    started = PlaneFixture(native_run, fw)
-    try:
-        yield started.up()
-    finally:
-        started.down()
-        transports.get_transport.cache_clear()  # the shared "auto" remembers the plane
-
-
 def test_auto_moves_what_the_file_server_serves_natively_and_the_rest_itself(
-    plane: PlaneFixture, tmp_path: Path
+    own_plane: PlaneFixture, tmp_path: Path
 ) -> None:
     transports.get_transport.cache_clear()
     native_root, own_root = tmp_path / "native", tmp_path / "own"
@@ -60,7 +47,7 @@ def test_auto_moves_what_the_file_server_serves_natively_and_the_rest_itself(
 
 
 def test_a_file_the_native_fetcher_cannot_finish_is_finished_by_ndnsci_s_own_resuming(
-    plane: PlaneFixture, tmp_path: Path
+    own_plane: PlaneFixture, tmp_path: Path
 ) -> None:
     transports.get_transport.cache_clear()
     root = tmp_path / "root"
@@ -86,7 +73,7 @@ def test_a_file_the_native_fetcher_cannot_finish_is_finished_by_ndnsci_s_own_res
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         wait_for(a_range_finished, 300, "the native fetcher to finish its first range")
-        fetcher = plane.plane.load().pids["fetcher"]  # type: ignore[union-attr]
+        fetcher = own_plane.plane.load().pids["fetcher"]  # type: ignore[union-attr]
         os.kill(fetcher, signal.SIGKILL)
         thread.join(600)
         assert not thread.is_alive(), "the fetch did not end"

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,16 +35,6 @@ def logs(server: FileServer, plane: PlaneFixture) -> str:
         f"\nforwarder (pid {forwarder}, {'alive' if _alive(forwarder) else 'NOT RUNNING'}):\n"
         f"{tail(plane.plane.run / 'forwarder.log', 30)}"
     )
-
-
-@pytest.fixture
-def plane(native_ready: object, native_run: Path, fw: Forwarder) -> Iterator[PlaneFixture]:
-    """A plane of the test's own (the tests below kill parts of it)."""
-    started = PlaneFixture(native_run, fw)
-    try:
-        yield started.up()
-    finally:
-        started.down()
 
 
 class Background:
@@ -75,24 +64,24 @@ class Background:
 
 
 def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_completes(
-    plane: PlaneFixture, tmp_path: Path
+    own_plane: PlaneFixture, tmp_path: Path
 ) -> None:
     root = tmp_path / "root"
     original = random_file(root / "big.bin", 200_000_000)
     prefix = unique("/test/kill")
     part = tmp_path / "big.part"
     with FileServer(root, prefix) as server:
-        first_pid = plane.plane.load().pids["fileserver"]  # type: ignore[union-attr]
-        fetch = Background(NdnDpdkTransport(plane.plane), f"{prefix}/big.bin", part)
+        first_pid = own_plane.plane.load().pids["fileserver"]  # type: ignore[union-attr]
+        fetch = Background(NdnDpdkTransport(own_plane.plane), f"{prefix}/big.bin", part)
         wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive")
         os.kill(first_pid, signal.SIGKILL)
         at_kill = fetch.done
         # ndnsci serve notices and starts the file server again; the fetcher retransmits
         wait_for(
-            lambda: plane.plane.load().pids.get("fileserver") not in (None, first_pid),  # type: ignore[union-attr]
+            lambda: own_plane.plane.load().pids.get("fileserver") not in (None, first_pid),  # type: ignore[union-attr]
             60,
             "ndnsci serve to start the file server again",
-            detail=lambda: logs(server, plane),
+            detail=lambda: logs(server, own_plane),
         )
         fetch.join(600)
         assert fetch.error is None, fetch.error
@@ -101,7 +90,7 @@ def test_file_server_killed_mid_transfer_is_started_again_and_the_fetch_complete
 
 
 def test_the_forwarder_outlives_a_memif_peer_that_dies_under_a_burst(
-    plane: PlaneFixture, tmp_path: Path
+    own_plane: PlaneFixture, tmp_path: Path
 ) -> None:
     """The forwarder's polling thread is held (gdb, non-stop: every other thread runs on) in
     ``eth_memif_rx`` past its CONNECTED check, where it reads the peer's ring; the memif peers
@@ -115,16 +104,16 @@ def test_the_forwarder_outlives_a_memif_peer_that_dies_under_a_burst(
     small = sha256(random_file(root / "small.bin", 3_000_000))
     prefix = unique("/test/burst")
     with FileServer(root, prefix) as server:
-        state = plane.plane.load()
+        state = own_plane.plane.load()
         assert state is not None
         forwarder = state.pids["forwarder"]
         peers = [state.pids["fileserver"], state.pids["fetcher"]]
-        fetch = Background(NdnDpdkTransport(plane.plane), f"{prefix}/big.bin", tmp_path / "p")
+        fetch = Background(NdnDpdkTransport(own_plane.plane), f"{prefix}/big.bin", tmp_path / "p")
         wait_for(
             lambda: fetch.done > 8_000_000,
             120,
             "8 MB to arrive",
-            detail=lambda: logs(server, plane),
+            detail=lambda: logs(server, own_plane),
         )
         said = tmp_path / "gdb.out"
         with said.open("w") as out:
@@ -145,21 +134,21 @@ def test_the_forwarder_outlives_a_memif_peer_that_dies_under_a_burst(
             finally:
                 gdb.kill()
         output = said.read_text(errors="replace")
-        report = f"\ngdb:\n{output[-4000:]}" + logs(server, plane)
+        report = f"\ngdb:\n{output[-4000:]}" + logs(server, own_plane)
         assert "HELD thread" in output and "eth_memif_rx" in output, "no burst was held" + report
         assert "RESUMED" in output, report
         assert "SIGSEGV" not in output, "the held burst faulted" + report
         time.sleep(1)
         assert _alive(forwarder), "the forwarder died" + report
-        assert plane.plane.is_up(), report
+        assert own_plane.plane.is_up(), report
         fetch.join(120)  # its fetcher was killed: it ends, one way or the other
         # and it still forwards: ndnsci serve starts the file server again, and a fetch through
         # NDNd and the veth link to the forwarder gets a verified file
         wait_for(
-            lambda: plane.plane.load().pids.get("fileserver") not in (None, peers[0]),  # type: ignore[union-attr]
+            lambda: own_plane.plane.load().pids.get("fileserver") not in (None, peers[0]),  # type: ignore[union-attr]
             60,
             "ndnsci serve to start the file server again",
-            detail=lambda: logs(server, plane),
+            detail=lambda: logs(server, own_plane),
         )
         out = tmp_path / "out"
         done = subprocess.run(
@@ -169,12 +158,12 @@ def test_the_forwarder_outlives_a_memif_peer_that_dies_under_a_burst(
             timeout=300,
             check=False,
         )
-        assert done.returncode == 0, done.stderr + logs(server, plane)
+        assert done.returncode == 0, done.stderr + logs(server, own_plane)
         assert sha256(out / "small.bin") == small
 
 
 def test_two_serves_share_the_file_server_and_outlive_each_other(
-    plane: PlaneFixture, tmp_path: Path
+    own_plane: PlaneFixture, tmp_path: Path
 ) -> None:
     """Two ``ndnsci serve --engine ndn-dpdk`` on one plane: the file server serves both trees;
     when one stops or is killed, the other's tree is served again (the file server, which died
@@ -187,7 +176,7 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
             unique(f"/test/share{key}"),
             sha256(random_file(root / "f.bin", 3_000_000)),
         )
-    transport = NdnDpdkTransport(plane.plane)
+    transport = NdnDpdkTransport(own_plane.plane)
 
     def served(key: str) -> bool:
         _, prefix, digest = trees[key]
@@ -196,10 +185,10 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
         return sha256(part) == digest
 
     def serving(*keys: str) -> bool:
-        state = plane.plane.load()
+        state = own_plane.plane.load()
         assert state is not None
         wanted = sorted(trees[k][1] for k in keys)
-        return plane.plane.fileserver_running() and state.fileserver_prefixes == wanted
+        return own_plane.plane.fileserver_running() and state.fileserver_prefixes == wanted
 
     with FileServer(trees["a"][0], trees["a"][1]) as first:
         second = FileServer(trees["b"][0], trees["b"][1]).__enter__()
@@ -208,7 +197,7 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
                 lambda: serving("a", "b"),
                 60,
                 "both trees on the file server",
-                detail=lambda: logs(first, plane),
+                detail=lambda: logs(first, own_plane),
             )
             assert served("a") and served("b")
             # a prefix served from another folder is refused, saying by whom
@@ -236,7 +225,7 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
             lambda: serving("a"),
             60,
             "the tree left to be served alone",
-            detail=lambda: logs(first, plane),
+            detail=lambda: logs(first, own_plane),
         )
         assert served("a")
         # killed (SIGKILL), a serve leaves its entry behind; the file server it started dies
@@ -246,26 +235,26 @@ def test_two_serves_share_the_file_server_and_outlive_each_other(
                 lambda: serving("a", "c"),
                 60,
                 "both trees on the file server",
-                detail=lambda: logs(first, plane),
+                detail=lambda: logs(first, own_plane),
             )
             third.serve.kill()
             wait_for(
                 lambda: serving("a"),
                 60,
                 "the file server started again without the dead serve",
-                detail=lambda: logs(first, plane),
+                detail=lambda: logs(first, own_plane),
             )
             assert served("a")
-            state = plane.plane.load()
+            state = own_plane.plane.load()
             assert state is not None
             assert list(state.fileserver_owners) == [str(first.serve.proc.pid)]
         finally:
             third.__exit__()
-    wait_for(lambda: not plane.plane.fileserver_running(), 30, "the file server to stop")
+    wait_for(lambda: not own_plane.plane.fileserver_running(), 30, "the file server to stop")
 
 
 def test_producer_gone_mid_transfer_times_out_then_resumes_by_range(
-    plane: PlaneFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    own_plane: PlaneFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(fetcher, "RANGE_SEGMENTS", 512)  # 4 MB ranges: the unit of resume
     root = tmp_path / "root"
@@ -273,7 +262,7 @@ def test_producer_gone_mid_transfer_times_out_then_resumes_by_range(
     prefix = unique("/test/gone")
     name = f"{prefix}/big.bin"
     part = tmp_path / "big.part"
-    transport = NdnDpdkTransport(plane.plane)
+    transport = NdnDpdkTransport(own_plane.plane)
     server = FileServer(root, prefix).__enter__()
     try:
         fetch = Background(transport, name, part, stall_seconds=4.0)
@@ -286,7 +275,7 @@ def test_producer_gone_mid_transfer_times_out_then_resumes_by_range(
         assert state.exists(), "the finished ranges are recorded"
     finally:
         server.__exit__()
-    wait_for(lambda: not plane.plane.fileserver_running(), 30, "the file server to stop")
+    wait_for(lambda: not own_plane.plane.fileserver_running(), 30, "the file server to stop")
     with FileServer(root, prefix):
         got = receive(transport, name, part, resume=True)
     assert got.resumed_segments >= 512  # the ranges that had arrived were not fetched again
@@ -295,24 +284,24 @@ def test_producer_gone_mid_transfer_times_out_then_resumes_by_range(
 
 
 def test_forwarder_restart(
-    plane: PlaneFixture, native_run: Path, fw: Forwarder, tmp_path: Path
+    own_plane: PlaneFixture, native_run: Path, fw: Forwarder, tmp_path: Path
 ) -> None:
     root = tmp_path / "root"
     original = random_file(root / "f.bin", 3_000_000)
     prefix = unique("/test/restart")
     with FileServer(root, prefix) as server:
-        transport = NdnDpdkTransport(plane.plane)
+        transport = NdnDpdkTransport(own_plane.plane)
         receive(transport, f"{prefix}/f.bin", tmp_path / "a.part")
-        forwarder_pid = plane.plane.load().pids["forwarder"]  # type: ignore[union-attr]
+        forwarder_pid = own_plane.plane.load().pids["forwarder"]  # type: ignore[union-attr]
         os.kill(forwarder_pid, signal.SIGKILL)
         wait_for(lambda: not _alive(forwarder_pid), 30, "the forwarder to die")
         with pytest.raises(TransportError, match="not up"):
             transport.check(fetcher.FetchOptions())
         # up again: what the dead plane left is cleaned first, then all starts anew
-        Plane(native_run).up(fw.sock, plane.layout, preexec=die_with_parent)
+        Plane(native_run).up(fw.sock, own_plane.layout, preexec=die_with_parent)
 
         def serving() -> bool:  # its routes are made last, once it is activated
-            state = plane.plane.load()
+            state = own_plane.plane.load()
             return state is not None and state.ndnd_routes == [prefix]
 
         wait_for(
@@ -342,7 +331,7 @@ def test_too_little_hugepage_memory_is_a_clear_error_and_leaves_nothing(
 
 
 def test_a_file_changed_while_served_is_never_mixed_and_fetched_anew(
-    plane: PlaneFixture, tmp_path: Path
+    own_plane: PlaneFixture, tmp_path: Path
 ) -> None:
     # NDN-DPDK's file server names a file by its mtime (the version) and drops Interests for
     # another version once it has seen the change (stat cached 1 s): the fetch of the old
@@ -352,7 +341,7 @@ def test_a_file_changed_while_served_is_never_mixed_and_fetched_anew(
     prefix = unique("/test/changed")
     name = f"{prefix}/moving.bin"
     part = tmp_path / "moving.part"
-    transport = NdnDpdkTransport(plane.plane)
+    transport = NdnDpdkTransport(own_plane.plane)
     with FileServer(root, prefix):
         fetch = Background(transport, name, part, stall_seconds=4.0)
         wait_for(lambda: fetch.done > 8_000_000, 120, "8 MB to arrive")
