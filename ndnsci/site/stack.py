@@ -42,7 +42,8 @@ class LocalStack:
     ``NDN_CLIENT_TRANSPORT`` (or the default socket), starting it there if none runs.
     ``ws_port`` is the WebSocket port of a forwarder it starts (0: any free port; default: 9696
     for the shared one, which the portal expects, any free port for a private one); a port in
-    use is an error, never silently another port.
+    use is an error, never silently another port. ``agent=False``: no transfer agent (a caller
+    that runs its own).
 
     Example::
 
@@ -69,6 +70,7 @@ class LocalStack:
         ws_port: int | None = None,
         big_mib: int = 32,
         transfers: str | os.PathLike[str] | None = None,
+        agent: bool = True,
         set_environment: bool = True,
         log: IO[str] | None = None,
     ) -> None:
@@ -82,6 +84,8 @@ class LocalStack:
         self.transfer_root = (
             Path(transfers) if transfers is not None else self.workdir / "transfers"
         )
+        #: whether the stack runs a transfer agent (a caller that runs its own says False)
+        self.agent = agent
         self.port = port
         self.forwarder_mode = forwarder
         self.ws_port = ws_port
@@ -122,7 +126,8 @@ class LocalStack:
             self._publish()
             self._start_catalog()
             self._start_producer()
-            self._start_agent()
+            if self.agent:
+                self._start_agent()
         except BaseException:
             self.stop()
             raise

@@ -52,7 +52,9 @@ def site(fw: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(os.urandom(BIG.get(number, 256 << 10)))
     workdir = Path(f"/tmp/ndnsci-xfer-{os.getpid()}")
-    with ndnsci.LocalStack(root, port=0, workdir=workdir, set_environment=False) as stack:
+    # the agent is the test's own (it is killed, restarted, given a short back-off)
+    stack = ndnsci.LocalStack(root, port=0, workdir=workdir, agent=False, set_environment=False)
+    with stack:
         made = run_cli("catalog", "token", "create", "transfers", "--db", stack._db_url)
         assert made.returncode == 0, made.stderr
         stack.token = made.stdout.strip()
