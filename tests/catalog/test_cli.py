@@ -320,12 +320,12 @@ def test_serve_without_migrating_refuses_an_older_schema(fresh_db_url, capsys):
     command.downgrade(alembic_config(fresh_db_url), "2026_11_23_token_expiry")
     assert schema_behind(fresh_db_url) == (
         "2026_11_23_token_expiry",
-        "2026_11_28_fulltext_hash",
+        "2026_12_02_transfer_jobs",
     )
     assert main(["catalog", "serve", "--db", fresh_db_url, "--no-migrate"]) == 2
     err = capsys.readouterr().err
     assert "has schema 2026_11_23_token_expiry" in err
-    assert "needs 2026_11_28_fulltext_hash" in err
+    assert "needs 2026_12_02_transfer_jobs" in err
     assert "run `ndnsci catalog migrate --db URL` first" in err
     assert main(["catalog", "migrate", "--db", fresh_db_url]) == 0
     assert schema_behind(fresh_db_url) is None
