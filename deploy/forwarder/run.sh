@@ -10,6 +10,7 @@
 #   NDNSCI_FW_WS_BIND       WebSocket bind address (127.0.0.1)
 #   NDNSCI_FW_WS_PORT       WebSocket port (9696)
 #   NDNSCI_FW_UDP_PORT      port of ndnd's always-on unicast UDP listener (56364)
+#   NDNSCI_FW_UDP_BIND      its addresses, commas between them (127.0.0.1; 0.0.0.0,[::] for all)
 #   NDNSCI_FW_THREADS       forwarding threads (2)
 #   NDNSCI_FW_CS_CAPACITY   content store capacity, Data packets PER THREAD, <= 65535 (65535)
 #   NDNSCI_FW_CS_POLICY     content store replacement policy (lru, the only one of v1.5.3)

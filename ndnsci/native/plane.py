@@ -6,7 +6,8 @@
 - the **fetcher** (``base_port + 1``), a traffic generator whose fetcher reaches the forwarder
   through a memif face (the forwarder is the memif server, as NDN-DPDK recommends);
 - a **link to NDNd**: a veth pair, one end an AF_PACKET Ethernet port of the forwarder with a
-  UDP face (``udpe``) on it, the other end an IPv4 address where NDNd gets a UDP face towards the
+  UDP face (``udpe``) on it, the other end a link-local IPv4 address (169.254/16, ``scope link``:
+  never a private range, never routed off the machine) where NDNd gets a UDP face towards the
   forwarder. The forwarder's default route (``/``) points at NDNd, so everything NDNd reaches
   (``ndnsci serve``, other sites) the native fetcher reaches too; NDNd gets a route to the
   forwarder for each prefix the NDN-DPDK file server serves, so ``ndnd cat``, the Python plane
@@ -46,7 +47,10 @@ log = logging.getLogger(__name__)
 
 VETH_DPDK = "ndnsci-dp0"  # the forwarder's end (an AF_PACKET port)
 VETH_NDND = "ndnsci-nd0"  # NDNd's end (a kernel interface with an address)
-LINK_NET = "10.254.212"  # .1 NDNd's end, .2 the forwarder's UDP face
+# .1 NDNd's end, .2 the forwarder's UDP face: a /30 of IPv4 link-local space (RFC 3927), which
+# routers do not forward, so nothing of the link can be reached from off the machine (issue 29)
+LINK_NET = "169.254.212"
+LINK_PREFIX = 30
 NDN_UDP_PORT = 6363
 # Standard frames on the veth: DPDK 24.11's AF_PACKET driver caps frames at 1518 bytes
 # (max_rx_pktlen = RTE_ETHER_MAX_LEN), so each 8 KB Data crosses in 6 NDNLPv2 fragments
@@ -260,7 +264,7 @@ class Plane:
         for dev in (VETH_DPDK, VETH_NDND):
             _sysctl(f"net.ipv6.conf.{dev}.disable_ipv6", "1")  # no router solicitations
             _ip("link", "set", dev, "mtu", str(LINK_MTU), "up")
-        _ip("addr", "add", f"{LINK_NET}.1/30", "dev", VETH_NDND)
+        _ip("addr", "add", f"{LINK_NET}.1/{LINK_PREFIX}", "scope", "link", "dev", VETH_NDND)
         port = fw.create_eth_port("AF_PACKET", VETH_DPDK, LINK_MTU)
         # the forwarder answers no ARP: NDNd's end learns its address statically
         _ip("neigh", "replace", f"{LINK_NET}.2", "lladdr", port.mac, "dev", VETH_NDND)

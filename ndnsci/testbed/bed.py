@@ -31,6 +31,7 @@ from ndnsci.testbed import delay, netns
 from ndnsci.testbed.topology import Link, Node, Topology
 
 UDP_PORT = 56364  # deploy/forwarder/ndnd.yml's unicast UDP listener
+UDP_BIND = "0.0.0.0,[::]"  # its addresses (faces.udp.bind_unicast of our NDNd build)
 TCP_PORT = 6363
 START_TIMEOUT = 60.0
 FW_LOG_LEVEL = "WARN"
@@ -231,6 +232,9 @@ class Testbed:
             "NDNSCI_FW_CS_POLICY": node.cs_policy,
             "NDNSCI_FW_TCP_ENABLED": "true" if uses_tcp else "false",
             "NDNSCI_FW_UDP_PORT": str(UDP_PORT),
+            # inside the node's own namespace: every address, as upstream NDNd (ndnd.yml's
+            # default is loopback); its links' peers reach it on their subnets' addresses
+            "NDNSCI_FW_UDP_BIND": UDP_BIND,
             "NDNSCI_FW_LOG_LEVEL": FW_LOG_LEVEL,
         }
         try:
