@@ -6,6 +6,8 @@ uvicorn --factory ndnsci_catalog.main:create_app     (or: ndnsci catalog serve)
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -74,10 +76,15 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.probe.start()
-        try:  # load the facet index before the first search, not during it
-            await run_in_threadpool(app.state.index.sync)
-        except Exception:  # an unmigrated or unreachable database: the first search retries
-            log.exception("facet index not loaded at start-up")
+        # load the facet index beside the first requests, not before them: at 10M files the
+        # load is ~20 s of CPU (minutes at load 15), and /health, files, the tree and
+        # autocomplete need no index; a search meanwhile waits for the load (its sync's turn,
+        # read_wait_seconds, then a 503 with Retry-After; ESGF's waits) and never sees it half
+        # made. The thread only reads: a server stopped meanwhile does not wait for it.
+        app.state.index_loading = threading.Thread(
+            target=_load_index, args=(app.state.index,), name="facet-index-load", daemon=True
+        )
+        app.state.index_loading.start()
         try:  # the publish preparing process, before the first publish waits for it
             await run_in_threadpool(app.state.preparer.warm)
         except Exception:  # no process could be started: the first big publish tries again
@@ -151,6 +158,16 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.add_exception_handler(OperationalError, _database_busy)
     _mount_portal(app, settings)  # last: the API routes above take precedence over the static files
     return app
+
+
+def _load_index(index: FacetIndex) -> None:
+    started = time.perf_counter()
+    try:
+        index.sync()
+    except Exception:  # an unmigrated or unreachable database: the first search retries
+        log.exception("facet index not loaded at start-up")
+        return
+    log.info("facet index loaded at start-up in %.1f s", time.perf_counter() - started)
 
 
 def _publish_engine(engine: Engine, settings: Settings) -> Engine | None:

@@ -186,16 +186,17 @@ class Search:
     def _text_mask(self, q: str) -> Bools:
         connection = self.session.connection()
         try:
-            sql, param = fulltext.matching_sql(connection.dialect.name, q)
+            sql, param = fulltext.matching_list_sql(connection.dialect.name, q)
         except fulltext.QueryError as exc:
             raise InvalidInputError(str(exc)) from None
         driver: Any = connection.connection.driver_connection
         cursor = driver.cursor()
-        try:  # through the driver: a common word matches a fifth of the catalog
+        try:  # through the driver, one string: a common word matches a fifth of the catalog
             cursor.execute(sql, (param,))
-            ids = np.array([row[0] for row in cursor.fetchall()], np.int64)
+            joined = cursor.fetchone()[0]
         finally:
             cursor.close()
+        ids = np.fromstring(joined, np.int64, sep=" ") if joined else np.zeros(0, np.int64)
         mask = np.zeros(self.index.capacity, np.bool_)
         mask[ids[ids < self.index.capacity]] = True
         return mask

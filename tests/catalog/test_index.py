@@ -192,3 +192,43 @@ def test_a_page_read_after_the_database_moved_is_stale(engine, writer):
     index.sync()
     with Session(engine) as session, index.reading():
         assert len(Search(session, params, index).results()) == len(RECORDS)
+
+
+def test_a_server_answers_while_its_facet_index_loads(fresh_db_url, monkeypatch):
+    """The index is loaded beside the first requests (a 10M catalog takes minutes at load 15):
+    /health, files and the tree answer at once; a search meanwhile is a 503 with Retry-After
+    (never an answer from a half-made index), and answers once the load is done."""
+    import threading
+
+    from fastapi.testclient import TestClient
+
+    records = list(cmip5_records())[:5]
+    engine = make_engine(fresh_db_url)
+    with make_sessionmaker(engine)() as session:
+        publish(session, [parse_record(r) for r in records])
+        session.commit()
+    engine.dispose()
+    release, loading = threading.Event(), threading.Event()
+    load = FacetIndex._load
+
+    def slow(self, connection):
+        loading.set()
+        assert release.wait(30)
+        load(self, connection)
+
+    monkeypatch.setattr(FacetIndex, "_load", slow)
+    app = create_app(Settings(db=fresh_db_url, read_wait_seconds=0.2))
+    try:
+        with TestClient(app) as client:  # runs the app's start-up
+            assert loading.wait(10)
+            assert client.get("/api/v1/health").status_code == 200
+            assert client.get("/api/v1/files" + records[0]["name"]).status_code == 200
+            assert client.get("/api/v1/tree", params={"path": "/"}).json()["count"] == 5
+            busy = client.get("/api/v1/search")
+            assert busy.status_code == 503 and "Retry-After" in busy.headers
+            release.set()
+            app.state.index_loading.join(30)
+            found = client.get("/api/v1/search", params={"limit": 0}).json()
+            assert found["total"] == 5
+    finally:
+        release.set()

@@ -83,6 +83,24 @@ def test_replaced_and_retracted_records_leave_the_free_text(client, publish, tok
     assert consistency.check(session) == 1
 
 
+def test_the_free_text_ids_as_one_string_are_the_rows_ids(publish, session):
+    """The search reads a word's ids as one string (``matching_list_sql``): the same ids as the
+    plain SELECT of ``matching_sql``, on both backends; NULL when nothing matches."""
+    records = list(cmip5_records())
+    publish(records)
+    connection = session.connection()
+    dialect = connection.dialect.name
+    for word in ("tas", "cmip5", "historical", "tas*", '"MPI-ESM-LR"', "tas pr", "nomatchword"):
+        sql, param = fulltext.matching_sql(dialect, word)
+        rows = sorted(r[0] for r in connection.exec_driver_sql(sql, (param,)).all())
+        sql, param = fulltext.matching_list_sql(dialect, word)
+        (joined,) = connection.exec_driver_sql(sql, (param,)).one()
+        listed = sorted(int(x) for x in joined.split(" ")) if joined is not None else []
+        assert listed == rows, word
+    sql, param = fulltext.matching_list_sql(dialect, "tas")
+    assert connection.exec_driver_sql(sql, (param,)).one()[0].count(" ") > 0
+
+
 def test_retract_removes_and_feeds_the_change(client, publish, token, session):
     publish(list(cmip5_records()[:3]))
     name = cmip5_records()[1]["name"]
