@@ -17,6 +17,7 @@ start-up test, tests/ndn/test_ndn_startup.py, holds that).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,9 @@ class AutoTransport:
         self._native: Transport | None = None
         self._served: list[list[bytes]] | None = None  # the file server's prefixes; None: no plane
         self._asked = -PLANE_SECONDS
+        # a job's workers ask at once: one looks, the others wait for what it found (they took
+        # ndnsci's own engine while the first was still reading the plane's state)
+        self._looking = threading.Lock()
 
     # --- the engines -------------------------------------------------------------------------
 
@@ -65,10 +69,14 @@ class AutoTransport:
 
     def _served_prefixes(self) -> list[list[bytes]] | None:
         """What the plane's file server serves, as name components; None: no plane up."""
-        now = time.monotonic()
-        if now - self._asked < PLANE_SECONDS:
-            return self._served
-        self._asked, self._served = now, None
+        with self._looking:
+            if time.monotonic() - self._asked < PLANE_SECONDS:
+                return self._served
+            served = self._look()
+            self._asked, self._served = time.monotonic(), served
+            return served
+
+    def _look(self) -> list[list[bytes]] | None:
         if not os.path.exists(os.path.join(native_run(), "state.json")):
             return None  # no plane on this machine: nothing else is imported
         from ndnsci.native.plane import Plane
@@ -83,8 +91,7 @@ class AutoTransport:
             return None
         if not plane.is_up():
             return None
-        self._served = [ndnname.from_uri(prefix) for prefix in state.fileserver_prefixes]
-        return self._served
+        return [ndnname.from_uri(prefix) for prefix in state.fileserver_prefixes]
 
     def engine_for(self, name: str) -> str:
         """``ndn-dpdk`` when the plane is up and its file server serves ``name``, else
