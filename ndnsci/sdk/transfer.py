@@ -100,6 +100,23 @@ class TransferFile:
         return cls(**{k: v for k, v in obj.items() if k in known})
 
 
+def _pause(
+    now: TransferStatus,
+    progress: Callable[[TransferStatus], None] | None,
+    poll: float,
+    deadline: float | None,
+) -> float | None:
+    """One step of a wait: ``progress`` told, then None once the job has ended, else the
+    seconds to wait before asking again. Raises TimeoutError past ``deadline``."""
+    if progress is not None:
+        progress(now)
+    if now.ended:
+        return None
+    if deadline is not None and time.monotonic() >= deadline:
+        raise TimeoutError(f"transfer job {now.id} still {now.state}: {now.summary()}")
+    return poll if deadline is None else min(poll, max(deadline - time.monotonic(), 0))
+
+
 class _Jobs(Protocol):
     """What a handle asks of its catalog (:class:`ndnsci.Catalog`)."""
 
@@ -153,13 +170,10 @@ class Transfer:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             now = self.status()
-            if progress is not None:
-                progress(now)
-            if now.ended:
+            pause = _pause(now, progress, poll, deadline)
+            if pause is None:
                 return now
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"transfer job {self.id} still {now.state}: {now.summary()}")
-            time.sleep(poll if deadline is None else min(poll, max(deadline - time.monotonic(), 0)))
+            time.sleep(pause)
 
 
 class _AsyncJobs(Protocol):
@@ -211,11 +225,7 @@ class AsyncTransfer:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             now = await self.status()
-            if progress is not None:
-                progress(now)
-            if now.ended:
+            pause = _pause(now, progress, poll, deadline)
+            if pause is None:
                 return now
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"transfer job {self.id} still {now.state}: {now.summary()}")
-            left = poll if deadline is None else min(poll, max(deadline - time.monotonic(), 0))
-            await asyncio.sleep(left)
+            await asyncio.sleep(pause)
