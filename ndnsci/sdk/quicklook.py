@@ -24,7 +24,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ndnsci.errors import QuicklookError, missing
 
@@ -39,10 +39,12 @@ __all__ = [
     "Series",
     "choose_variable",
     "coastlines",
+    "continuous_longitude",
     "data_variables",
     "describe_variable",
     "global_mean",
     "map_field",
+    "open_hdf5",
     "open_netcdf",
     "quicklook",
     "render_map",
@@ -100,20 +102,40 @@ def open_netcdf(path: str | os.PathLike[str]) -> xarray.Dataset:
             f"{os.path.basename(path)} is not a netCDF file (it starts with {magic[:4]!r}; "
             "netCDF starts with 'CDF' or the HDF5 signature): a quick look needs netCDF",
         )
+    return _open(xr, path, "netcdf4", os.path.basename(path))
+
+
+def open_hdf5(file: BinaryIO, label: str) -> xarray.Dataset:
+    """A netCDF-4 (HDF5) file read through a binary file object (h5netcdf: only the bytes the
+    slice drawn needs are read, as :mod:`ndnsci_catalog.gateway.quicklook` does over NDN).
+
+    Raises:
+        QuicklookError: ``not-netcdf``: not a netCDF-4 file h5netcdf can read.
+    """
+    _, xr = _modules()
+    try:
+        import h5netcdf  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError as exc:
+        raise missing("h5netcdf", "quicklook", "a quick look read in parts") from exc
+    return _open(xr, file, "h5netcdf", label)
+
+
+def _open(xr: Any, source: Any, engine: str, label: str) -> xarray.Dataset:
     errors: list[str] = []
     for decode in (True, False):
         try:
+            if hasattr(source, "seek"):
+                source.seek(0)
             with warnings.catch_warnings():  # a library never prints: odd files warn a lot
                 warnings.simplefilter("ignore")
                 return xr.open_dataset(  # type: ignore[no-any-return]
-                    path, engine="netcdf4", decode_times=_time_coder(xr) if decode else False,
+                    source, engine=engine, decode_times=_time_coder(xr) if decode else False,
                     mask_and_scale=True, cache=False,
                 )  # fmt: skip
         except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
     raise QuicklookError(
-        "not-netcdf",
-        f"{os.path.basename(path)} cannot be read as netCDF ({errors[-1]}); is it truncated?",
+        "not-netcdf", f"{label} cannot be read as netCDF ({errors[-1]}); is it truncated?"
     )
 
 
@@ -428,20 +450,77 @@ def coastlines() -> tuple[np.ndarray, ...]:
     return tuple(lines)
 
 
-def _draw_coastlines(ax: Any, lon: np.ndarray) -> None:
+def _draw_coastlines(ax: Any) -> None:
+    """The coasts inside the map's longitude window, whatever its origin (-180, 0, 300...).
+
+    The coasts come in -180..180; each polygon is drawn whole at every shift by 360 degrees
+    that reaches the window, never cut point by point (which drew lines across the map).
+    """
     np, _ = _modules()
-    shift = float(np.nanmax(lon)) > 180.0  # a 0..360 grid: coasts west of Greenwich move east
+    turn = np.array([360.0, 0.0])
     from matplotlib.collections import LineCollection
 
     xlim, ylim = ax.get_xlim(), ax.get_ylim()
-    lines = coastlines()
-    if shift:
-        lines = tuple(np.column_stack([np.where(xy[:, 0] < 0, xy[:, 0] + 360, xy[:, 0]), xy[:, 1]])
-                      for xy in lines)  # fmt: skip
+    lo, hi = min(xlim), max(xlim)
+    lines = []
+    for xy in coastlines():
+        west, east = float(xy[:, 0].min()), float(xy[:, 0].max())
+        for shift in range(math.floor((lo - east) / 360), math.ceil((hi - west) / 360) + 1):
+            if west + 360 * shift <= hi and east + 360 * shift >= lo:
+                lines.append(xy + turn * shift if shift else xy)
     # one collection, not a line per polygon: 1,700 plot() calls cost seconds a map
     ax.add_collection(LineCollection(lines, colors="black", linewidths=0.5))
     ax.set_xlim(xlim)
     ax.set_ylim(ylim)
+
+
+def continuous_longitude(lon: np.ndarray) -> np.ndarray:
+    """Longitudes without their jumps of 360 degrees, in the grid's own order.
+
+    A grid crossing its file's seam (a regional grid 300..359, 0..60; an ocean model's
+    curvilinear grid wrapping at 0 or 80 E) would otherwise draw cells from one side of the
+    map to the other. Along x each row is unwrapped; on a 2-D grid the rows are then moved by
+    whole turns so that the first column is continuous along y. Coordinates with a missing
+    value are left as they are.
+    """
+    np, _ = _modules()
+    if not np.isfinite(lon).all() or lon.size < 2:
+        return lon
+    if lon.ndim == 1:
+        return np.unwrap(lon, period=360.0)  # type: ignore[no-any-return]
+    rows = np.unwrap(lon, period=360.0, axis=1)
+    first = np.unwrap(rows[:, 0], period=360.0)
+    return rows + (first - rows[:, 0])[:, None]  # type: ignore[no-any-return]
+
+
+def _window(lon: np.ndarray, original: np.ndarray) -> tuple[float, float] | None:
+    """The longitude window of a global grid that runs past its file's convention (an ocean
+    grid from 73 E round to 433 E): 0..360 or -180..180, as the file has it. None for the
+    rest, drawn over their own extent as matplotlib places them."""
+    np, _ = _modules()
+    lo, hi = float(np.nanmin(lon)), float(np.nanmax(lon))
+    if hi - lo < 350.0 or (lo >= -180.0 and hi <= 180.0) or (lo >= 0.0 and hi <= 360.0):
+        return None
+    return (0.0, 360.0) if float(np.nanmax(original)) > 180.0 else (-180.0, 180.0)
+
+
+def _copies(lon: np.ndarray, window: tuple[float, float]) -> list[tuple[int, slice]]:
+    """The turns (k: drawn at lon + 360 k) and the columns of each that reach the window."""
+    np, _ = _modules()
+    step = float(np.nanmax(np.abs(np.diff(lon, axis=-1)))) if lon.shape[-1] > 1 else 0.0
+    west = lon.min(axis=0) if lon.ndim == 2 else lon
+    east = lon.max(axis=0) if lon.ndim == 2 else lon
+    copies = []
+    for k in (-2, -1, 0, 1, 2):
+        inside = np.flatnonzero(
+            (west + 360.0 * k <= window[1] + step) & (east + 360.0 * k >= window[0] - step)
+        )
+        if inside.size:
+            first, last = int(inside.min()), int(inside.max())
+            if last == first:
+                first, last = max(0, first - 1), min(lon.shape[-1] - 1, last + 1)
+            copies.append((k, slice(first, last + 1)))
+    return copies
 
 
 # --- drawing ---------------------------------------------------------------------------------
@@ -495,17 +574,28 @@ def render_map(
         ax.set_xlabel("index along the grid's x")
         ax.set_ylabel("index along the grid's y")
     else:
-        lat, lon = f.lat, f.lon
+        lat, lon = f.lat, continuous_longitude(f.lon)
         if lat.ndim == 1:
             order = np.argsort(lon)
             lon, data = lon[order], data[:, order]
-        mesh = ax.pcolormesh(lon, lat, data, cmap=COLORMAP, vmin=vmin, vmax=vmax, shading="auto")
+        window = _window(lon, f.lon)
+        # a global grid past its file's convention is drawn in pieces a turn apart to fill it
+        copies = [(0, slice(None))] if window is None else _copies(lon, window)
+        meshes = []
+        for k, columns in copies:
+            x = lon[..., columns] + 360.0 * k
+            y = lat[:, columns] if lat.ndim == 2 else lat
+            meshes.append(ax.pcolormesh(x, y, data[:, columns], cmap=COLORMAP, vmin=vmin,
+                                        vmax=vmax, shading="auto"))  # fmt: skip
+        mesh = meshes[0]
         ax.set_xlabel("longitude (°E)")
         ax.set_ylabel("latitude (°N)")
+        if window is not None:
+            ax.set_xlim(*window)
         if lat.ndim == 1 and lat.size > 1:
             ax.set_ylim(float(np.nanmin(lat)), float(np.nanmax(lat)))
         if coastlines:
-            _draw_coastlines(ax, lon)
+            _draw_coastlines(ax)
     colorbar = figure.colorbar(mesh, cax=cax)
     colorbar.set_label(f.units or "(no units)")
     when = ", ".join(x for x in (f.time_label, f.level_label) if x)

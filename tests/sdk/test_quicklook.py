@@ -223,3 +223,96 @@ def test_coastlines_ship_with_a_package_and_are_drawn(tmp_path):
 
     # black coast lines inside the map (viridis' darkest colour is well above 0.3 in sum)
     assert dark(bare.png) == 0 and dark(drawn.png) > 500
+
+
+def _colour_index(rendered, pixels):
+    """Each pixel's position in the colour map (0..255) and its distance from that colour."""
+    lut = colormaps[rendered.colormap](np.linspace(0, 1, 256))[:, :3]
+    squares = ((pixels[:, None, :] - lut[None, :, :]) ** 2).sum(axis=2)
+    return np.argmin(squares, axis=1), np.min(squares, axis=1)
+
+
+def _middle_row(rendered, margin: float = 0.04):
+    image = imread(io.BytesIO(rendered.png))[:, :, :3]
+    left, top, right, bottom = rendered.axes_box
+    inset = int((right - left) * margin) + 2
+    return image[(top + bottom) // 2, left + inset : right - inset]
+
+
+def write_seam(path: Path, grid: str) -> Path:
+    """A field equal to its (continuous) longitude, on a grid that crosses the file's 0/360 seam.
+
+    ``regional-1d``: lon 300..355 then 0..55 in the file's order; ``curvilinear``: a skewed 2-D
+    grid from 300 E eastwards over Greenwich, stored modulo 360; ``global-curvilinear``: a whole
+    turn starting at 73 E (an ocean model's tripolar grid), stored modulo 360.
+    """
+    if grid == "regional-1d":
+        lon = np.concatenate([np.arange(300, 360, 5.0), np.arange(0, 60, 5.0)])
+        lat = np.arange(-30, 31, 5.0)
+        value = np.where(lon < 180, lon + 360, lon)[None, :] + 0 * lat[:, None]
+        ds = xr.Dataset(
+            {"tas": (("lat", "lon"), value, {"units": "K"})},
+            coords={"lat": ("lat", lat, {"units": "degrees_north"}),
+                    "lon": ("lon", lon, {"units": "degrees_east"})},
+        )  # fmt: skip
+    else:
+        ny, nx = 20, 30 if grid == "curvilinear" else 72
+        j, i = np.meshgrid(np.arange(ny), np.arange(nx), indexing="ij")
+        if grid == "curvilinear":
+            unwrapped, lat2 = 300 + i * 4.0 + j * 0.3, -30 + j * 3.0
+        else:
+            unwrapped, lat2 = 73 + i * 5.0, -60 + j * 6.0 + 0 * i
+        # the field: the continuous longitude (regional) or the longitude in 0..360 (global)
+        value = unwrapped if grid == "curvilinear" else unwrapped % 360
+        ds = xr.Dataset(
+            {"tos": (("j", "i"), value, {"units": "degC"})},
+            coords={"latitude": (("j", "i"), lat2, {"units": "degrees_north"}),
+                    "longitude": (("j", "i"), unwrapped % 360, {"units": "degrees_east"})},
+        )  # fmt: skip
+    ds.to_netcdf(path, engine="netcdf4")
+    return path
+
+
+@pytest.mark.parametrize("grid", ["regional-1d", "curvilinear", "global-curvilinear"])
+def test_a_grid_across_the_seam_is_drawn_in_one_piece(tmp_path, grid):
+    path = write_seam(tmp_path / f"{grid}.nc", grid)
+    with ql.open_netcdf(path) as ds:
+        rendered = ql.render_map(ds, coastlines=False)
+        coasts = ql.render_map(ds)
+        stored = np.asarray(ds[rendered.field.variable].values)
+    # the data handed back is the file's, in the file's order; only the drawing moves
+    np.testing.assert_array_equal(rendered.data, stored)
+    index, distance = _colour_index(rendered, _middle_row(rendered))
+    # one piece: every pixel along the middle row is the field's colour, none is the gap or
+    # the smear of a cell drawn from one side of the map to the other
+    assert distance.max() < 1e-3
+    # and the field grows eastwards across the whole map: the colour index never falls
+    assert np.all(np.diff(index) >= 0), index
+    assert index[0] < 20 and index[-1] > 235
+    xlim = coasts.figure.axes[0].get_xlim()
+    if grid == "global-curvilinear":
+        assert xlim == (0.0, 360.0)  # the file's own convention (0..360), filled to the edges
+    else:
+        assert 290 < xlim[0] < 300 and 410 < xlim[1] < 430  # over Greenwich, not 0..360
+
+    def dark(png: bytes) -> int:
+        left, top, right, bottom = coasts.axes_box
+        inside = imread(io.BytesIO(png))[top + 2 : bottom - 2, left + 2 : right - 2, :3]
+        return int((inside.sum(axis=2) < 0.3).sum())
+
+    # the coasts come along: Africa and South America are in every one of these windows
+    assert dark(rendered.png) == 0 and dark(coasts.png) > 200
+
+
+def test_continuous_longitude_keeps_grids_without_a_seam():
+    regular = np.arange(0, 360, 2.5)
+    np.testing.assert_array_equal(ql.continuous_longitude(regular), regular)
+    centred = np.arange(-180, 180, 2.5)
+    np.testing.assert_array_equal(ql.continuous_longitude(centred), centred)
+    descending = regular[::-1]
+    np.testing.assert_array_equal(ql.continuous_longitude(descending), descending)
+    missing = np.array([[350.0, np.nan], [355.0, 5.0]])
+    np.testing.assert_array_equal(ql.continuous_longitude(missing), missing)
+    # rows of a 2-D grid that start a turn apart are brought together
+    rows = np.array([[350.0, 355.0, 0.0], [-5.0, 0.0, 5.0]])
+    np.testing.assert_allclose(ql.continuous_longitude(rows), [[350, 355, 360], [355, 360, 365]])
