@@ -32,7 +32,7 @@ EXTRAS = {
     "postgres": {"ndnsci-catalog"},
     "ndn": {"python-ndn"},
     "testbed": {"matplotlib"},
-    "quicklook": {"ndnsci", "matplotlib", "basemap-data"},
+    "quicklook": {"ndnsci", "matplotlib", "basemap-data", "h5netcdf", "h5py"},
 }
 SERVER = {
     "ndnsci", "ndnsci-translators", "fastapi", "uvicorn", "sqlalchemy", "alembic", "pydantic",

@@ -105,7 +105,7 @@ def open_netcdf(path: str | os.PathLike[str]) -> xarray.Dataset:
     return _open(xr, path, "netcdf4", os.path.basename(path))
 
 
-def open_hdf5(file: BinaryIO, label: str) -> xarray.Dataset:
+def open_hdf5(file: BinaryIO | io.RawIOBase, label: str) -> xarray.Dataset:
     """A netCDF-4 (HDF5) file read through a binary file object (h5netcdf: only the bytes the
     slice drawn needs are read, as :mod:`ndnsci_catalog.gateway.quicklook` does over NDN).
 
