@@ -80,6 +80,7 @@ def looks(fw: Forwarder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[L
     write_gradient(root / "gradient.nc", calendar="360_day", times=3)
     write_curvilinear(root / "curvi.nc")
     write_big(root / "big.nc", steps=48)  # 12 MiB of netCDF-4: read in parts
+    write_big(root / "big24.nc", steps=24)  # asked by many at once
     write_big(root / "big3.nc", steps=8, fmt="NETCDF3_CLASSIC")  # netCDF-3: fetched whole
     (root / "big_cut.nc").write_bytes((root / "big.nc").read_bytes()[: 3 * quicklook.BLOCK])
     prefix = f"/QLTEST/p{os.getpid()}"
@@ -259,3 +260,21 @@ def test_a_fetch_failing_under_the_reader_is_the_gateways_error(tmp_path: Path):
     assert isinstance(failure, GatewayError) and failure.status == 504
     assert asked[0] == (0, quicklook.BLOCK - 1) and len(asked) >= 2
     assert not (tmp_path / "big.sparse").exists()  # closed: the sparse copy is gone
+
+
+def test_concurrent_maps_of_one_file_read_in_parts(looks: Looks):
+    """Twelve steps asked at once of a file read in parts: each its own map, every block
+    fetched once (the renderings wait their turn without holding the server's threads)."""
+    steps = range(12, 24)
+    with ThreadPoolExecutor(12) as pool:
+        answers = list(pool.map(
+            lambda t: httpx.get(looks.url_of("big24.nc"), params={"time": t}, timeout=180), steps
+        ))  # fmt: skip
+    assert [a.status_code for a in answers] == [200] * len(steps), answers[0].text
+    with ql.open_netcdf(looks.root / "big24.nc") as ds:
+        for step, answer in zip(steps, answers, strict=True):
+            assert answer.content == ql.render_map(ds, "tas", time=step).png, step
+    copy = _copy_of(looks, "big24.nc")
+    held = sum(min(quicklook.BLOCK, copy.size - i * quicklook.BLOCK)
+               for i, h in enumerate(copy.held) if h)  # fmt: skip
+    assert copy.fetched == held < copy.size  # every block once, and not the first half

@@ -49,6 +49,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from ndnsci.errors import FetchError, QuicklookError, TransportError
+from ndnsci.ndn import consumer
 from ndnsci_catalog.gateway.app import (
     Gateway,
     GatewayError,
@@ -83,6 +84,13 @@ STATUS = {
 
 #: one rendering at a time: netCDF4's HDF5 is not thread-safe (DEVELOPERS.md, "Thread safety")
 _RENDER_LOCK = threading.Lock()
+#: ...in a thread of its own: renderings waiting their turn hold no thread of the server's
+#: pool, which a rendering reading a file in parts needs for its fetches
+_RENDERER = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ndnsci-quicklook")
+
+
+async def _render(func: Callable[..., tuple[bytes, str]], *args: Any) -> tuple[bytes, str]:
+    return await asyncio.get_running_loop().run_in_executor(_RENDERER, func, *args)
 
 
 class _SingleFlight:
@@ -158,7 +166,9 @@ class QuickLooks:
         name = hashlib.sha256(listed.name.encode()).hexdigest()[:16]
         path = self.folder / f"{listed.sha256 or name}.nc"
         if size > BLOCK and _parts_readable():
-            sparse = Sparse(path.with_suffix(".sparse"), size, _range_fetcher(gateway, listed))
+            sparse = Sparse(
+                path.with_suffix(".sparse"), size, _range_fetcher(gateway, listed, target)
+            )
             try:
                 head = await sparse.fill_async(0, min(size, BLOCK))
             except BaseException:
@@ -213,11 +223,11 @@ def _parts_readable() -> bool:
 Fetch = Callable[[int, int], Coroutine[Any, Any, bytes]]
 
 
-def _range_fetcher(gateway: Gateway, listed: Listed) -> Fetch:
-    """Bytes ``start..end`` (both included) of the file over NDN, as ``/data/`` ranges are."""
+def _range_fetcher(gateway: Gateway, listed: Listed, target: consumer.Target) -> Fetch:
+    """Bytes ``start..end`` (both included) of the file over NDN, as ``/data/`` ranges are
+    (a version the producer no longer serves is discovered again, once, by ``_start``)."""
 
     async def fetch(start: int, end: int) -> bytes:
-        target = await _discover(gateway, listed)
         stream, first = await _start(gateway, listed, target, ByteRange(start, end))
         parts = []
         try:
@@ -468,14 +478,14 @@ async def _answer(
     sha = listed.sha256 or name
     if kind == "map":
         key: tuple[Any, ...] = (sha, kind, variable, time, level)
-        make = lambda: run_in_threadpool(_map_png, local, variable, time, level)  # noqa: E731
+        make = lambda: _render(_map_png, local, variable, time, level)  # noqa: E731
     elif kind == "info":
         key = (sha, kind)
-        make = lambda: run_in_threadpool(_info, local)  # noqa: E731
+        make = lambda: _render(_info, local)  # noqa: E731
     else:
         key = (sha, kind, variable, level)
         fmt = "json" if kind == "series-json" else "png"
-        make = lambda: run_in_threadpool(_series, local, variable, level, fmt)  # noqa: E731
+        make = lambda: _render(_series, local, variable, level, fmt)  # noqa: E731
     body, media = await looks.images.get(key, make)
     headers = {"Cache-Control": "public, max-age=3600"}
     if listed.sha256:
